@@ -8,6 +8,8 @@ nor transformers is needed:
 * ``bert_large_param_shapes()`` matches a HuggingFace ``BertModel`` of the "large" size (with pooler):
   391 tensors.
 
+``resnet50_param_macs()`` and ``bert_large_param_macs()`` give, per parameter, the forward
+multiply-accumulates that use it: the timeline model's relative backward cost of each gradient.
 ``meta_tensors`` turns a table into tensors on the ``meta`` device: they carry shape and dtype but no
 storage, which is all ``bucketing.compute_bucket_assignment`` reads.
 """
@@ -29,42 +31,64 @@ ParamEntry = Union[int, Shape, tuple[str, Shape]]
 
 RESNET50_BLOCKS = (3, 4, 6, 3)  # bottleneck blocks in layer1..layer4
 RESNET50_WIDTHS = (64, 128, 256, 512)  # 3x3-conv width of each layer; a block outputs 4x as many channels
+RESNET50_PIXELS = (56 * 56, 28 * 28, 14 * 14, 7 * 7)  # output positions of layer1..layer4 at 224x224
 BOTTLENECK_EXPANSION = 4
 IMAGENET_CLASSES = 1000
 
+# While building ResNet-50 we also note how many output positions each parameter is applied at, which
+# gives its forward multiply-accumulates (MACs): positions x elements.
+_Row = tuple[str, Shape, int]  # (name, shape, output positions per image)
 
-def _batch_norm(prefix: str, channels: int) -> ShapeTable:
-    """BatchNorm2d's two parameters (its running statistics are buffers, not parameters)."""
-    return [(f"{prefix}.weight", (channels,)), (f"{prefix}.bias", (channels,))]
+
+def _conv_bn(conv: str, bn: str, shape: Shape, pixels: int) -> list[_Row]:
+    """A bias-free conv followed by its BatchNorm (weight, bias; running stats are buffers)."""
+    channels = shape[0]
+    return [(f"{conv}.weight", shape, pixels),
+            (f"{bn}.weight", (channels,), pixels), (f"{bn}.bias", (channels,), pixels)]
 
 
-def _bottleneck(prefix: str, in_channels: int, width: int, downsample: bool) -> ShapeTable:
-    """One torchvision Bottleneck: 1x1 reduce, 3x3, 1x1 expand (convs have no bias), each with a BN."""
+def _bottleneck(prefix: str, in_channels: int, width: int, pixels: int, in_pixels: int) -> list[_Row]:
+    """One torchvision Bottleneck: 1x1 reduce, 3x3 (carries the stride), 1x1 expand.
+
+    A layer's first block changes the channel count, so its shortcut needs a 1x1 conv; torchvision
+    registers it after bn3 as ``downsample = Sequential(conv, bn)``.
+    """
     out_channels = width * BOTTLENECK_EXPANSION
-    table = [(f"{prefix}.conv1.weight", (width, in_channels, 1, 1))]
-    table += _batch_norm(f"{prefix}.bn1", width)
-    table += [(f"{prefix}.conv2.weight", (width, width, 3, 3))]
-    table += _batch_norm(f"{prefix}.bn2", width)
-    table += [(f"{prefix}.conv3.weight", (out_channels, width, 1, 1))]
-    table += _batch_norm(f"{prefix}.bn3", out_channels)
-    if downsample:  # torchvision registers the shortcut after bn3: downsample = Sequential(conv, bn)
-        table += [(f"{prefix}.downsample.0.weight", (out_channels, in_channels, 1, 1))]
-        table += _batch_norm(f"{prefix}.downsample.1", out_channels)
-    return table
+    rows = _conv_bn(f"{prefix}.conv1", f"{prefix}.bn1", (width, in_channels, 1, 1), in_pixels)  # pre-stride
+    rows += _conv_bn(f"{prefix}.conv2", f"{prefix}.bn2", (width, width, 3, 3), pixels)
+    rows += _conv_bn(f"{prefix}.conv3", f"{prefix}.bn3", (out_channels, width, 1, 1), pixels)
+    if in_channels != out_channels:
+        shortcut = (out_channels, in_channels, 1, 1)
+        rows += _conv_bn(f"{prefix}.downsample.0", f"{prefix}.downsample.1", shortcut, pixels)
+    return rows
+
+
+def _resnet50_rows() -> list[_Row]:
+    rows = _conv_bn("conv1", "bn1", (64, 3, 7, 7), 112 * 112)  # stem: 7x7 stride 2, then max-pool
+    in_channels, in_pixels = 64, 56 * 56
+    layers = zip(RESNET50_BLOCKS, RESNET50_WIDTHS, RESNET50_PIXELS)
+    for layer, (blocks, width, pixels) in enumerate(layers, start=1):
+        for block in range(blocks):
+            rows += _bottleneck(f"layer{layer}.{block}", in_channels, width, pixels, in_pixels)
+            in_channels, in_pixels = width * BOTTLENECK_EXPANSION, pixels
+    # After global average pooling the classifier runs once per image.
+    rows += [("fc.weight", (IMAGENET_CLASSES, in_channels), 1), ("fc.bias", (IMAGENET_CLASSES,), 1)]
+    return rows
 
 
 def resnet50_param_shapes() -> ShapeTable:
     """torchvision's ResNet-50 parameters, in registration order (161 tensors, 25,557,032 elements)."""
-    table = [("conv1.weight", (64, 3, 7, 7))]
-    table += _batch_norm("bn1", 64)
-    in_channels = 64
-    for layer, (blocks, width) in enumerate(zip(RESNET50_BLOCKS, RESNET50_WIDTHS), start=1):
-        for block in range(blocks):
-            # Only the first block of a layer changes the channel count, so only it needs a shortcut conv.
-            table += _bottleneck(f"layer{layer}.{block}", in_channels, width, downsample=block == 0)
-            in_channels = width * BOTTLENECK_EXPANSION
-    table += [("fc.weight", (IMAGENET_CLASSES, in_channels)), ("fc.bias", (IMAGENET_CLASSES,))]
-    return table
+    return [(name, shape) for name, shape, _ in _resnet50_rows()]
+
+
+def resnet50_param_macs() -> list[int]:
+    """Forward multiply-accumulates per 224x224 image that use each parameter (registration order).
+
+    A weight's MACs are its elements times the output positions it is applied at; a BatchNorm weight
+    or bias does one operation per output element. Total 4.11 G, the figure usually quoted for
+    ResNet-50. Used as each gradient's relative backward cost.
+    """
+    return [pixels * math.prod(shape) for _, shape, pixels in _resnet50_rows()]
 
 
 # BERT-large --------------------------------------------------------------------------------------
@@ -117,6 +141,17 @@ def bert_large_param_shapes() -> ShapeTable:
         table += _bert_layer(f"encoder.layer.{layer}", hidden, BERT_LARGE_INTERMEDIATE)
     table += _linear("pooler.dense", hidden, hidden)
     return table
+
+
+def bert_large_param_macs() -> list[int]:
+    """Forward multiply-accumulates per token that use each BERT-large parameter (registration order).
+
+    Linear layers and LayerNorms touch every element once per token; an embedding table is only looked
+    up, one row per token, however large its vocabulary. (The attention-score matmuls have no
+    parameters, so they are left out.) Used as each gradient's relative backward cost.
+    """
+    return [shape[1] if name.endswith("embeddings.weight") else math.prod(shape)
+            for name, shape in bert_large_param_shapes()]
 
 
 # Helpers -----------------------------------------------------------------------------------------

@@ -85,7 +85,7 @@ def train(impl: str, model: str, steps: int = 5, seed_per_rank: bool = False, dd
     rank = dist.get_rank()
     module = models.build(model, seed=1000 + rank if seed_per_rank else 0)
     if model == "twobranch":
-        module.branch_first = "a" if rank % 2 == 0 else "b"
+        module.branch_first = "b" if rank % 2 == 0 else "a"  # rank 0 differs from reverse order
     names = {id(p): n for n, p in module.named_parameters()}
     mark = collective_mark()
     ddp = wrap(impl, module, ddp_kwargs or {})
