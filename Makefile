@@ -26,7 +26,7 @@ test-fast: $(STAMP) ## the single-process tests only (no gloo workers)
 	$(PYTEST) tests -m "not workers"
 
 lint: $(STAMP) ## prove the code runs on Gradescope's Python 3.10
-	$(PY) -m vermin --quiet --no-tips --violations -t=3.10- --eval-annotations solutions
+	$(VENV)/bin/vermin --quiet --no-tips --violations -t=3.10- --eval-annotations solutions
 
 demo: $(STAMP) ## train with minddp and torch DDP side by side on 2 ranks
 	cd solutions && ../$(PY) -m minddp.launch --nproc-per-node 2 demo.py
