@@ -152,3 +152,27 @@ class ReadyProbe:
     def remove(self) -> None:
         for handle in self.handles:
             handle.remove()
+
+
+# -- scenarios that exercise the worker pool itself --------------------------------------------------------
+
+def echo(value: Any) -> Any:
+    """Send ``value`` back with this rank's number (tests the JSON channel)."""
+    return {"rank": dist.get_rank(), "value": value}
+
+
+def deadlock() -> None:
+    """Rank 0 waits in an all-reduce that rank 1 never joins."""
+    if dist.get_rank() == 0:
+        dist.all_reduce(torch.ones(1))
+
+
+def fail_on_rank(rank: int) -> int:
+    if dist.get_rank() == rank:
+        raise ValueError(f"deliberate failure on rank {rank}")
+    return dist.get_rank()
+
+
+def exit_abruptly() -> None:
+    import os
+    os._exit(3)
