@@ -158,7 +158,7 @@ class DistributedDataParallel(nn.Module):
         for handle in self._order_hooks:
             handle.remove()
         order = self.ready_order + [i for i in range(len(self.params)) if i not in self.ready_order]
-        order_tensor = torch.tensor(order, dtype=torch.int64)
+        order_tensor = torch.tensor(order, dtype=torch.int64, device=self.params[0].device)  # nccl: on GPU
         dist.broadcast(order_tensor, src=0, group=self.process_group)
         self.reducer.build_buckets(compute_bucket_assignment(self.params, self.bucket_size_limits,
                                                              order_tensor.tolist()))

@@ -18,6 +18,7 @@ Ranks are laid out node by node: with 2 machines of 2 GPUs, global ranks 0, 1 li
 
 from __future__ import annotations
 
+import gc
 import os
 from dataclasses import dataclass
 from datetime import timedelta
@@ -150,5 +151,6 @@ def destroy_process_group() -> None:
     """Leave the job (safe to call when no group was initialised)."""
     # BEGIN SOLUTION
     if dist.is_initialized():
+        gc.collect()  # free tensors and pending work first: gloo can abort at exit if they outlive the group
         dist.destroy_process_group()
     # END SOLUTION

@@ -144,7 +144,7 @@ class WorkerPool:
         package_root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
         base = {**os.environ, **self.extra_env, "OMP_NUM_THREADS": "1", "PYTHONUNBUFFERED": "1",
                 "PYTHONPATH": os.pathsep.join([package_root, *self.pythonpath]),
-                "TORCH_FR_BUFFER_SIZE": "20000"}  # the flight recorder lets scenarios see every collective
+                "TORCH_FR_BUFFER_SIZE": "4000"}  # the flight recorder lets scenarios see every collective
         for rank in range(self.world_size):
             ours, theirs = socket.socketpair()
             env = {**base, "RANK": str(rank), "WORLD_SIZE": str(self.world_size), "LOCAL_RANK": str(rank),

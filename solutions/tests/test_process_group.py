@@ -71,9 +71,13 @@ def test_invalid_variable_is_named(change, named):
 
 def run_probe(launcher: list[str], tmp_path) -> list[dict]:
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([os.path.dirname(TESTS_DIR), TESTS_DIR])}
-    subprocess.run([sys.executable, *launcher, os.path.join(TESTS_DIR, "launch_probe.py"), str(tmp_path)],
-                   env=env, check=True, timeout=90, capture_output=True)
-    return [json.loads((tmp_path / f"rank{r}.json").read_text()) for r in range(2)]
+    done = subprocess.run([sys.executable, *launcher, os.path.join(TESTS_DIR, "launch_probe.py"), str(tmp_path)],
+                          env=env, timeout=90, capture_output=True, text=True)
+    # Judge by what the ranks reported, not by exit codes: gloo can abort at exit after the work is done.
+    reports = [tmp_path / f"rank{r}.json" for r in range(2)]
+    missing = [p.name for p in reports if not p.exists()]
+    assert not missing, f"no report from {missing}; exit code {done.returncode}; output:\n{done.stderr[-3000:]}"
+    return [json.loads(p.read_text()) for p in reports]
 
 
 @pytest.mark.parametrize("launcher", [
