@@ -7,7 +7,7 @@ STAMP := $(VENV)/.installed
 PYTEST := cd solutions && ../$(PY) -m pytest -p no:cacheprovider
 
 .DEFAULT_GOAL := help
-.PHONY: help install test test-fast lint demo bench clean
+.PHONY: help install test test-fast lint demo bench clean assignment check-sync diff validate student
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-12s %s\n", $$1, $$2}'
@@ -19,8 +19,10 @@ $(STAMP): requirements.txt requirements-dev.txt
 
 install: $(STAMP) ## create .venv with the pinned packages (torch 2.13.0 CPU)
 
-test: $(STAMP) lint ## run every test the repository has
-	$(PYTEST) tests
+# validate runs every public test on the solutions (and on the stubs), so solutions/tests is not run twice.
+test: $(STAMP) lint check-sync ## run every test the repository has
+	$(PY) tools/assign.py validate
+	$(PY) -m pytest -p no:cacheprovider tools/tests
 
 test-fast: $(STAMP) ## the single-process tests only (no gloo workers)
 	$(PYTEST) tests -m "not workers"
@@ -33,6 +35,21 @@ demo: $(STAMP) ## train with minddp and torch DDP side by side on 2 ranks
 
 bench: $(STAMP) ## step time of minddp vs torch DDP (median ratio per model)
 	cd solutions && ../$(PY) -m minddp.launch --nproc-per-node 2 bench.py
+
+assignment: $(STAMP) ## regenerate assignment/ (the student release) from solutions/
+	$(PY) tools/assign.py generate
+
+check-sync: $(STAMP) ## fail if assignment/ differs from what `make assignment` would write
+	$(PY) tools/assign.py check
+
+diff: $(STAMP) ## per function: stub vs solution (SUBMISSION=folder-or-zip: a student's version)
+	$(PY) tools/assign.py diff $(if $(SUBMISSION),--submission "$(SUBMISSION)")
+
+validate: $(STAMP) ## public tests pass on solutions/ and fail only by stub on the release
+	$(PY) tools/assign.py validate
+
+student: $(STAMP) check-sync ## dist/student.zip: assignment/ (+ handout.pdf if built) for students
+	$(PY) tools/assign.py student-zip dist/student.zip
 
 clean: ## remove the venv and build products
 	rm -rf $(VENV) dist

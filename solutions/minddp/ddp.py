@@ -14,6 +14,7 @@
 from __future__ import annotations
 
 import contextlib
+import functools
 from typing import Any, Iterator, Sequence
 
 import torch
@@ -44,6 +45,7 @@ def broadcast_tensors(tensors: Sequence[torch.Tensor], process_group: dist.Proce
 
 def find_used_parameters(outputs: Any) -> set[int]:
     """ids of the parameters that ``outputs`` depend on, found by walking the autograd graph back."""
+    # BEGIN SOLUTION  hint: Bonus A (handout §4.3): walk grad_fn.next_functions; AccumulateGrad nodes have .variable
     stack = [t.grad_fn for t in _tensors_in(outputs) if t.grad_fn is not None]
     used = {id(t) for t in _tensors_in(outputs) if t.grad_fn is None and t.requires_grad}
     seen: set = set()
@@ -57,6 +59,7 @@ def find_used_parameters(outputs: Any) -> set[int]:
             used.add(id(variable))
         stack.extend(next_node for next_node, _ in node.next_functions if next_node is not None)
     return used
+    # END SOLUTION
 
 
 def _tensors_in(obj: Any) -> Iterator[torch.Tensor]:
@@ -146,15 +149,18 @@ class DistributedDataParallel(nn.Module):
 
     def _record_ready_order(self) -> None:
         """Note the order gradients become ready in the first synchronised backward."""
-        def note(index: int, _param: torch.nn.Parameter) -> None:
-            if self.reducer.expect_autograd_hooks and index not in self.ready_order:
-                self.ready_order.append(index)
-
-        self._order_hooks = [p.register_post_accumulate_grad_hook(lambda p, i=i: note(i, p))
+        # BEGIN SOLUTION  hint: Bonus B (handout §4.4): one more post-accumulate-grad hook per parameter
+        self._order_hooks = [p.register_post_accumulate_grad_hook(functools.partial(self._note_ready, i))
                              for i, p in enumerate(self.params)]
+        # END SOLUTION
+
+    def _note_ready(self, index: int, _param: torch.nn.Parameter) -> None:
+        if self.reducer.expect_autograd_hooks and index not in self.ready_order:
+            self.ready_order.append(index)
 
     def _rebuild_buckets(self) -> None:
         """Rebucket by rank 0's observed ready order (all ranks must agree on one assignment)."""
+        # BEGIN SOLUTION  hint: Bonus B (handout §4.4): broadcast rank 0's order, then Reducer.build_buckets
         for handle in self._order_hooks:
             handle.remove()
         order = self.ready_order + [i for i in range(len(self.params)) if i not in self.ready_order]
@@ -163,3 +169,4 @@ class DistributedDataParallel(nn.Module):
         self.reducer.build_buckets(compute_bucket_assignment(self.params, self.bucket_size_limits,
                                                              order_tensor.tolist()))
         self.rebuild_pending = False
+        # END SOLUTION

@@ -244,6 +244,8 @@ class Reducer:
         """
         if self.local_used is None:
             return None
+        # BEGIN SOLUTION  hint: Bonus A (handout §4.3): all-reduce a copy of self.local_used (SUM)
         global_used = self.local_used.clone()
         dist.all_reduce(global_used, group=self.process_group)
         return global_used.tolist()
+        # END SOLUTION

@@ -208,7 +208,10 @@ class WorkerPool:
 
     def _death_note(self, rank: int) -> str:
         proc = self.procs[rank]
-        proc.poll()
+        try:  # its channel closed first; give the kernel a moment to hand us the exit code
+            proc.wait(timeout=5.0)
+        except subprocess.TimeoutExpired:
+            pass
         return (f"worker exited (code {proc.returncode}) before reporting a result; its output ends with:\n"
                 f"{_tail(self._log(rank, 'out'))}")
 

@@ -21,9 +21,9 @@ MLP_CAPS = {  # 6 x Linear(512, 512): weight 1 MiB + bias 2 KiB per layer
 
 
 def run_both(pool, **scenario):
-    """(torch's records, minddp's records), one record per rank."""
-    return (pool.run("scenarios:train", impl="torch", **scenario),
-            pool.run("scenarios:train", impl="minddp", **scenario))
+    """(torch's records, minddp's records), one record per rank. minddp runs first so a stub fails fast."""
+    ours = pool.run("scenarios:train", impl="minddp", **scenario)
+    return pool.run("scenarios:train", impl="torch", **scenario), ours
 
 
 def first_difference(ref: dict, got: dict) -> str:

@@ -1,0 +1,195 @@
+# GENERATED from solutions/minddp/reducer.py by tools/assign.py (staff: edit that file, then `make assignment`).
+# Part 3, The Reducer (handout §3): this is your copy; edit the stubs (each `raise NotImplementedError`).
+"""Part 3 — the Reducer: bucketed, ordered, asynchronous all-reduce inside backward (lecture §2.3).
+
+The life of one synchronised iteration, in the lecture's names:
+
+1. ``prepare_for_backward`` (called by the wrapper's forward): every bucket's ``pending`` count is reset
+   to the number of gradients it waits for.
+2. ``autograd_hook(index)``: autograd calls it right after parameter ``index``'s gradient has been
+   accumulated into ``.grad``. The first hook of a backward also queues ``finalize_backward`` to run when
+   the autograd engine finishes.
+3. ``mark_variable_ready(index)``: copy the gradient into its slot of the bucket's flat buffer, scaled by
+   1/world_size, and count the bucket down.
+4. ``mark_bucket_ready``: launch the async all-reduce (SUM) of every ready bucket, strictly in bucket index
+   order: bucket i+1 waits for bucket i's launch even if it filled first, because collectives pair up by
+   call order and every rank must launch the same bucket at the same position.
+5. ``finalize_backward``: wait for every bucket and copy the averaged values back into ``.grad``, so
+   ``loss.backward()`` returns with averaged gradients and the user calls nothing else.
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+from typing import Any, Callable, Sequence
+
+import torch
+import torch.distributed as dist
+
+UNFINISHED_REDUCTION = (
+    "Expected to have finished reduction in the prior iteration before starting a new one. Some "
+    "parameters received no gradient in the last backward, so their buckets never became ready. "
+    "Construct DistributedDataParallel with find_unused_parameters=True if some parameters are unused.")
+
+
+class GradBucket:
+    """What a communication hook receives (the same methods as ``torch.distributed.GradBucket``)."""
+
+    def __init__(self, index: int, buffer: torch.Tensor, parameters: list[torch.nn.Parameter], is_last: bool):
+        self._index, self._buffer, self._parameters, self._is_last = index, buffer, parameters, is_last
+
+    def index(self) -> int:
+        return self._index
+
+    def buffer(self) -> torch.Tensor:
+        """The flat buffer holding this bucket's raw (not yet averaged) gradients."""
+        return self._buffer
+
+    def parameters(self) -> list[torch.nn.Parameter]:
+        return self._parameters
+
+    def is_last(self) -> bool:
+        return self._is_last
+
+
+CommHook = Callable[[Any, GradBucket], torch.futures.Future]
+
+
+def allreduce_hook(process_group: dist.ProcessGroup | None, bucket: GradBucket) -> torch.futures.Future:
+    """A comm hook that does what the Reducer does without one: average the bucket across ranks."""
+    buffer = bucket.buffer().div_(dist.get_world_size(process_group))
+    work = dist.all_reduce(buffer, group=process_group, async_op=True)
+    return work.get_future().then(lambda fut: fut.value()[0])
+
+
+def fp16_compress_hook(process_group: dist.ProcessGroup | None, bucket: GradBucket) -> torch.futures.Future:
+    """A comm hook that halves the bytes on the wire: reduce in float16, hand back the original dtype."""
+    buffer = bucket.buffer()
+    compressed = buffer.to(torch.float16).div_(dist.get_world_size(process_group))
+    work = dist.all_reduce(compressed, group=process_group, async_op=True)
+
+    def decompress(fut: torch.futures.Future) -> torch.Tensor:
+        return buffer.copy_(fut.value()[0])
+
+    return work.get_future().then(decompress)
+
+
+@dataclass
+class Bucket:
+    """One flat buffer of gradients that is all-reduced at once."""
+
+    index: int
+    variable_indices: list[int]  # which parameters, in the order they sit in the buffer
+    offsets: list[int]  # element offset of each parameter in the buffer
+    buffer: torch.Tensor
+    pending: int = 0  # gradients still missing in this iteration
+    result: torch.futures.Future | None = None  # completes with the reduced buffer
+
+
+class Reducer:
+    """Synchronises the gradients of ``params`` across the process group, bucket by bucket.
+
+    ``bucket_indices`` (from ``bucketing.compute_bucket_assignment``) lists each bucket's parameter
+    indices; bucket 0 is launched first.
+    """
+
+    def __init__(self, params: Sequence[torch.nn.Parameter], bucket_indices: Sequence[Sequence[int]],
+                 process_group: dist.ProcessGroup | None = None):
+        self.params = list(params)
+        self.process_group = process_group
+        self.world_size = dist.get_world_size(process_group)
+        self.comm_hook: CommHook | None = None
+        self.comm_hook_state: Any = None
+        self.buckets: list[Bucket] = []
+        self.locators: dict[int, tuple[int, int]] = {}  # parameter index -> (bucket index, offset)
+        self.build_buckets(bucket_indices)
+        self.next_bucket = 0  # index of the next bucket to launch
+        self.expect_autograd_hooks = False  # set by a synchronised forward, cleared by finalize_backward
+        self.require_finalize = False  # a backward started reducing and has not finished
+        self.unused: list[int] = []  # parameters known unused in this iteration (find_unused_parameters)
+        self.local_used: torch.Tensor | None = None  # usage bitmap, only with find_unused_parameters
+        self.hook_handles = [param.register_post_accumulate_grad_hook(functools.partial(self.autograd_hook, i))
+                             for i, param in enumerate(self.params)]
+
+    def build_buckets(self, bucket_indices: Sequence[Sequence[int]]) -> None:
+        """Allocate one flat buffer per bucket, on the parameters' device, and locate each parameter."""
+        # YOUR CODE HERE: replace this raise.
+        raise NotImplementedError("Part 3: Reducer.build_buckets — see handout §3")
+
+    def register_comm_hook(self, state: Any, hook: CommHook) -> None:
+        """Replace "all-reduce the bucket and average" by ``hook(state, GradBucket) -> Future[Tensor]``.
+
+        With a hook the bucket holds raw gradients; the tensor the future completes with is copied
+        back into the gradients.
+        """
+        if self.comm_hook is not None:
+            raise RuntimeError("register_comm_hook may be called only once")
+        self.comm_hook, self.comm_hook_state = hook, state
+
+    # -- one iteration -------------------------------------------------------------------------------
+
+    def prepare_for_backward(self, unused: Sequence[int] = ()) -> None:
+        """Reset per-iteration state before a synchronised backward; mark ``unused`` parameters ready."""
+        if self.require_finalize:
+            raise RuntimeError(UNFINISHED_REDUCTION)
+        # YOUR CODE HERE: replace this raise; the provided code below it then runs.
+        raise NotImplementedError("Part 3: Reducer.prepare_for_backward — see handout §3")
+        self.unused = list(unused)
+        if self.local_used is not None:
+            self.local_used.fill_(1)
+            self.local_used[self.unused] = 0
+        for index in self.unused:  # they will get no gradient: count them as ready now
+            self.mark_variable_ready(index)
+
+    def autograd_hook(self, index: int, param: torch.nn.Parameter) -> None:
+        """Runs after ``param``'s gradient was accumulated into ``param.grad``."""
+        # YOUR CODE HERE: replace this raise.
+        raise NotImplementedError("Part 3: Reducer.autograd_hook — see handout §3")
+
+    def mark_variable_ready(self, index: int) -> None:
+        """Copy parameter ``index``'s gradient into its bucket (scaled by 1/world_size); count down."""
+        # YOUR CODE HERE: replace this raise.
+        raise NotImplementedError("Part 3: Reducer.mark_variable_ready — see handout §3")
+
+    def mark_bucket_ready(self, bucket_index: int) -> None:
+        """Launch every ready bucket in index order, starting at ``next_bucket``."""
+        # YOUR CODE HERE: replace this raise.
+        raise NotImplementedError("Part 3: Reducer.mark_bucket_ready — see handout §3")
+
+    def all_reduce_bucket(self, bucket: Bucket) -> None:
+        """Start the asynchronous reduction of one bucket (the comm hook's, if one is registered)."""
+        # YOUR CODE HERE: replace this raise.
+        raise NotImplementedError("Part 3: Reducer.all_reduce_bucket — see handout §3")
+
+    def finalize_backward(self) -> None:
+        """End of backward: wait for every bucket, write the averaged gradients back, reset."""
+        self.expect_autograd_hooks = False
+        if self.next_bucket < len(self.buckets):
+            # Some bucket never filled (an unused parameter): leave require_finalize set, so the next
+            # forward raises UNFINISHED_REDUCTION instead of training on unsynchronised gradients.
+            for bucket in self.buckets[:self.next_bucket]:
+                bucket.result.wait()
+            return
+        global_used = self.all_reduce_usage()
+        # YOUR CODE HERE: replace this raise.
+        raise NotImplementedError("Part 3: Reducer.finalize_backward — see handout §3")
+
+    # -- unused parameters (bonus) ----------------------------------------------------------------------
+
+    def enable_usage_tracking(self) -> None:
+        """Track which parameters each rank used; see ``all_reduce_usage``."""
+        device = self.params[0].device if self.params else torch.device("cpu")
+        self.local_used = torch.ones(len(self.params), dtype=torch.int32, device=device)
+
+    def all_reduce_usage(self) -> torch.Tensor | None:
+        """Sum the usage bitmaps of all ranks: a parameter with count 0 was used by no rank.
+
+        The bitmap is int32, so it cannot ride in a (floating-point) gradient bucket: it costs one extra
+        all-reduce per backward, one reason ``find_unused_parameters`` is off by default.
+        """
+        if self.local_used is None:
+            return None
+        # YOUR CODE HERE: replace this raise.
+        # Hint: Bonus A (handout §4.3): all-reduce a copy of self.local_used (SUM)
+        raise NotImplementedError("Part 3: Reducer.all_reduce_usage — see handout §3")

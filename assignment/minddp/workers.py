@@ -1,0 +1,310 @@
+# GENERATED from solutions/minddp/workers.py by tools/assign.py (staff: edit that file, then `make assignment`).
+# Provided code: do not edit it by hand; the grader uses its own copy.
+"""Provided — a pool of gloo worker processes that runs test scenarios (used by tests and the grader).
+
+Starting processes and importing torch costs seconds, so the pool starts ``world_size`` workers once,
+initialises their process group once, and then runs many scenarios on them::
+
+    with WorkerPool(world_size=2, pythonpath=["tests"]) as pool:
+        per_rank = pool.run("scenarios:train", model="mlp", steps=5)
+
+A scenario is a module-level function ``f(**kwargs)`` run on every rank at the same time; it returns
+JSON-like data in which tensors are allowed. The pool is built so that nothing can hang the caller:
+
+* no fixed ports (the OS picks one); every collective has a timeout;
+* every scenario has a deadline; when a rank misses it, each stuck rank's Python stack is dumped (so the
+  error says where it was stuck), the whole pool is killed and reaped, and the next ``run`` restarts it;
+* a worker reports its result before any teardown, and only JSON crosses the channel (never pickle), so a
+  worker cannot run code in the caller;
+* worker output goes to log files whose tails (bounded) appear in error messages.
+
+This module deliberately does not import torch or any student code: the caller stays light and trusted.
+"""
+
+from __future__ import annotations
+
+import base64
+import importlib
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import traceback
+from multiprocessing.connection import Connection
+from typing import Any
+
+COLLECTIVE_TIMEOUT_S = 20.0
+START_TIMEOUT_S = 60.0
+MAX_TAIL_CHARS = 2000
+
+
+class ScenarioError(RuntimeError):
+    """A scenario raised on some rank, or missed its deadline (``timed_out``)."""
+
+    def __init__(self, message: str, timed_out: bool = False):
+        super().__init__(message)
+        self.timed_out = timed_out
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def _tail(path: str, limit: int = MAX_TAIL_CHARS) -> str:
+    try:
+        with open(path, "rb") as f:
+            f.seek(max(0, os.path.getsize(path) - limit))
+            return f.read().decode("utf-8", "replace")
+    except OSError:
+        return ""
+
+
+# -- encoding: JSON with tensors ------------------------------------------------------------------------
+
+def encode(obj: Any) -> Any:
+    """JSON-ready copy of ``obj``; tensors become {"__tensor__": dtype, shape, base64 bytes} (bit-exact)."""
+    torch = sys.modules.get("torch")  # a tensor can only exist if torch was imported
+    if torch is not None and isinstance(obj, torch.Tensor):
+        t = obj.detach().cpu().contiguous()
+        raw = t.view(-1).view(_UINT_OF_SIZE[t.element_size()]).numpy().tobytes() if t.numel() else b""
+        return {"__tensor__": str(t.dtype).replace("torch.", ""), "shape": list(t.shape),
+                "data": base64.b64encode(raw).decode("ascii")}
+    if isinstance(obj, dict):
+        return {str(k): encode(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [encode(v) for v in obj]
+    if obj is None or isinstance(obj, (bool, int, float, str)):
+        return obj
+    raise TypeError(f"a scenario returned {type(obj).__name__}, which cannot be sent to the caller")
+
+
+def decode(obj: Any) -> Any:
+    """Inverse of ``encode`` (imports torch only if a tensor is present)."""
+    if isinstance(obj, dict):
+        if "__tensor__" in obj:
+            import torch
+            dtype = getattr(torch, obj["__tensor__"])
+            raw = bytearray(base64.b64decode(obj["data"]))
+            if not raw:
+                return torch.empty(obj["shape"], dtype=dtype)
+            bits = torch.frombuffer(raw, dtype=_UINT_OF_SIZE[torch.empty(0, dtype=dtype).element_size()])
+            return bits.view(dtype).reshape(obj["shape"])
+        return {k: decode(v) for k, v in obj.items()}
+    if isinstance(obj, list):
+        return [decode(v) for v in obj]
+    return obj
+
+
+class _UintOfSize(dict):
+    """Element size -> an integer dtype of that size (bit-exact reinterpretation); torch loaded lazily."""
+
+    def __missing__(self, size: int):
+        import torch
+        self.update({1: torch.uint8, 2: torch.int16, 4: torch.int32, 8: torch.int64})
+        return self[size]
+
+
+_UINT_OF_SIZE = _UintOfSize()
+
+
+# -- the caller's side -------------------------------------------------------------------------------------
+
+class WorkerPool:
+    """``world_size`` gloo workers on this machine, reused across scenarios."""
+
+    def __init__(self, world_size: int, pythonpath: list[str] | None = None, env: dict[str, str] | None = None,
+                 collective_timeout_s: float = COLLECTIVE_TIMEOUT_S, command_prefix: list[str] | None = None):
+        self.world_size = world_size
+        self.pythonpath = [os.path.abspath(p) for p in (pythonpath or [])]
+        self.extra_env = dict(env or {})
+        self.collective_timeout_s = collective_timeout_s
+        self.command_prefix = list(command_prefix or [])  # e.g. run workers as another user
+        self.procs: list[subprocess.Popen] = []
+        self.conns: list[Connection] = []
+        self.logdir = tempfile.mkdtemp(prefix="minddp-pool-")
+        self.starts = 0  # how many times the pool was (re)started
+
+    def __enter__(self) -> "WorkerPool":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    def _log(self, rank: int, kind: str) -> str:
+        return os.path.join(self.logdir, f"rank{rank}.{kind}")
+
+    def start(self) -> None:
+        self.close()
+        self.starts += 1
+        port = _free_port()
+        package_root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+        base = {**os.environ, **self.extra_env, "OMP_NUM_THREADS": "1", "PYTHONUNBUFFERED": "1",
+                "PYTHONPATH": os.pathsep.join([package_root, *self.pythonpath]),
+                "TORCH_FR_BUFFER_SIZE": "4000"}  # the flight recorder lets scenarios see every collective
+        for rank in range(self.world_size):
+            ours, theirs = socket.socketpair()
+            env = {**base, "RANK": str(rank), "WORLD_SIZE": str(self.world_size), "LOCAL_RANK": str(rank),
+                   "LOCAL_WORLD_SIZE": str(self.world_size), "MASTER_ADDR": "127.0.0.1",
+                   "MASTER_PORT": str(port)}
+            with open(self._log(rank, "out"), "ab") as out:
+                proc = subprocess.Popen(
+                    [*self.command_prefix, sys.executable, "-m", "minddp.workers", str(theirs.fileno()),
+                     self._log(rank, "stack"), str(self.collective_timeout_s)],
+                    env=env, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
+                    pass_fds=[theirs.fileno()], start_new_session=True)
+            theirs.close()
+            self.procs.append(proc)
+            self.conns.append(Connection(ours.detach()))
+        replies = self._collect(START_TIMEOUT_S, "starting the workers")
+        errors = [f"rank {rank}: {r['error']}" for rank, r in enumerate(replies) if not r["ok"]]
+        if errors:
+            self.close(graceful=False)
+            raise ScenarioError("the workers could not start:\n" + "\n".join(errors))
+
+    def run(self, fn: str, deadline_s: float = 60.0, **kwargs: Any) -> list[Any]:
+        """Run ``fn`` ("module:function") with ``kwargs`` on every rank; return each rank's result."""
+        if not self.procs:
+            self.start()
+        message = json.dumps({"fn": fn, "kwargs": encode(kwargs)}).encode()
+        try:
+            for conn in self.conns:
+                conn.send_bytes(message)
+        except OSError:
+            self.close(graceful=False)
+            raise ScenarioError(f"{fn}: the workers were gone before it started")
+        replies = self._collect(deadline_s, fn)
+        errors = [(rank, r["error"]) for rank, r in enumerate(replies) if not r["ok"]]
+        if errors:
+            self.close(graceful=False)  # a failed rank may leave collectives half done: never reuse the group
+            raise ScenarioError(f"{fn} failed on rank " + "\n\n".join(f"{rank}:\n{err}" for rank, err in errors))
+        return [decode(r["result"]) for r in replies]
+
+    def _collect(self, deadline_s: float, what: str) -> list[dict]:
+        """Wait for one reply per rank; on deadline, dump the stuck ranks' stacks and kill the pool."""
+        deadline = time.monotonic() + deadline_s
+        replies: list[dict | None] = [None] * self.world_size
+        while any(r is None for r in replies):
+            waiting = [rank for rank, r in enumerate(replies) if r is None]
+            if any(r is not None and not r.get("ok", True) for r in replies):
+                # One rank failed: the others get a short grace to fail too, then count as stuck.
+                deadline = min(deadline, time.monotonic() + 5.0)
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                self._fail_stuck(waiting, replies, what, deadline_s)
+            for rank in waiting:
+                conn, proc = self.conns[rank], self.procs[rank]
+                if conn.poll(min(0.05, max(remaining, 0.0))):
+                    try:
+                        replies[rank] = json.loads(conn.recv_bytes())
+                    except (EOFError, OSError, ValueError):
+                        replies[rank] = {"ok": False, "error": self._death_note(rank)}
+                elif proc.poll() is not None:
+                    replies[rank] = {"ok": False, "error": self._death_note(rank)}
+        return replies  # type: ignore[return-value]
+
+    def _death_note(self, rank: int) -> str:
+        proc = self.procs[rank]
+        try:  # its channel closed first; give the kernel a moment to hand us the exit code
+            proc.wait(timeout=5.0)
+        except subprocess.TimeoutExpired:
+            pass
+        return (f"worker exited (code {proc.returncode}) before reporting a result; its output ends with:\n"
+                f"{_tail(self._log(rank, 'out'))}")
+
+    def _fail_stuck(self, stuck: list[int], replies: list, what: str, deadline_s: float) -> None:
+        for rank in stuck:
+            try:
+                os.kill(self.procs[rank].pid, signal.SIGUSR1)  # faulthandler dumps every thread's stack
+            except ProcessLookupError:
+                pass
+        wait_until = time.monotonic() + 2.0
+        while time.monotonic() < wait_until and not all(_tail(self._log(r, "stack")) for r in stuck):
+            time.sleep(0.02)  # polling for the dump to appear, bounded; not synchronisation
+        parts = []
+        for rank in stuck:
+            stack = _tail(self._log(rank, "stack"), MAX_TAIL_CHARS)
+            parts.append(f"rank {rank} was stuck here:\n{stack or '(no stack could be taken)'}")
+        done = [rank for rank, r in enumerate(replies) if r is not None]
+        self.close(graceful=False)
+        raise ScenarioError(f"{what} did not finish within {deadline_s:.0f} s on rank(s) {stuck} "
+                            f"(finished: {done}); a common cause is ranks launching different collectives "
+                            f"or the same collectives in a different order.\n\n" + "\n\n".join(parts),
+                            timed_out=True)
+
+    def close(self, graceful: bool = True) -> None:
+        """Stop every worker and reap it: idle workers may leave on their own, the rest are killed."""
+        if graceful:
+            for conn in self.conns:
+                try:
+                    conn.send_bytes(b'{"fn": null}')
+                except OSError:
+                    pass
+            for proc in self.procs:
+                try:
+                    proc.wait(timeout=2.0)
+                except subprocess.TimeoutExpired:
+                    pass
+        for proc in self.procs:
+            if proc.poll() is None:
+                try:
+                    os.killpg(proc.pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+                proc.wait()
+        for conn in self.conns:
+            conn.close()
+        for rank in range(self.world_size):
+            try:
+                os.unlink(self._log(rank, "stack"))
+            except OSError:
+                pass
+        self.procs, self.conns = [], []
+
+
+# -- the worker's side -------------------------------------------------------------------------------------
+
+def _worker_main(fd: int, stack_file: str, collective_timeout_s: float) -> None:
+    import faulthandler
+    import gc
+    from datetime import timedelta
+
+    conn = Connection(fd)
+    stack = open(stack_file, "w")
+    faulthandler.register(signal.SIGUSR1, file=stack, all_threads=True)
+    try:
+        import torch.distributed as dist
+        dist.init_process_group("gloo", timeout=timedelta(seconds=collective_timeout_s))
+        conn.send_bytes(json.dumps({"ok": True, "result": None}).encode())
+    except BaseException:
+        conn.send_bytes(json.dumps({"ok": False, "error": traceback.format_exc()}).encode())
+        os._exit(1)
+    while True:
+        try:
+            request = json.loads(conn.recv_bytes())
+        except (EOFError, OSError):
+            break
+        if request["fn"] is None:
+            break
+        try:
+            module_name, _, function_name = request["fn"].partition(":")
+            function = getattr(importlib.import_module(module_name), function_name)
+            reply = {"ok": True, "result": encode(function(**decode(request["kwargs"])))}
+        except BaseException:  # report everything, even SystemExit from a scenario
+            reply = {"ok": False, "error": traceback.format_exc(limit=-12)[-MAX_TAIL_CHARS * 2:]}
+        conn.send_bytes(json.dumps(reply).encode())
+    # Report first, tear down last: gloo sometimes aborts at exit, which must not look like a failure.
+    gc.collect()
+    try:
+        dist.destroy_process_group()
+    finally:
+        os._exit(0)
+
+
+if __name__ == "__main__":
+    _worker_main(int(sys.argv[1]), sys.argv[2], float(sys.argv[3]))

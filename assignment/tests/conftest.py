@@ -1,0 +1,36 @@
+# GENERATED from solutions/tests/conftest.py by tools/assign.py (staff: edit that file, then `make assignment`).
+# Public tests: do not edit them by hand; the grader runs its own copy (and more tests).
+"""Shared fixtures: one pool of gloo workers per world size, started once per test session."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from minddp.workers import WorkerPool
+
+TESTS_DIR = os.path.dirname(os.path.abspath(__file__))
+
+
+def _pool(world_size: int):
+    pool = WorkerPool(world_size, pythonpath=[TESTS_DIR])
+    yield pool
+    pool.close()
+
+
+@pytest.fixture(scope="session")
+def pool2():
+    """Two gloo workers (started on first use, restarted by the pool after a failure)."""
+    yield from _pool(2)
+
+
+@pytest.fixture(scope="session")
+def pool3():
+    yield from _pool(3)
+
+
+def pytest_collection_modifyitems(items):
+    for item in items:
+        if {"pool2", "pool3"} & set(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.workers)

@@ -1,0 +1,157 @@
+"""`assign.py diff`: per student file and function, the stub (or a student's version) next to the solution.
+
+Functions are matched by qualified name (``Reducer.mark_variable_ready``), so a submission may move code
+around or add helpers without confusing the comparison.
+"""
+
+from __future__ import annotations
+
+import ast
+import difflib
+import os
+import zipfile
+from dataclasses import dataclass, field
+
+from course import StudentFile, find_stubs, iter_functions
+from markers import BEGIN_RE, END_RE, PlacedRegion
+
+ANSI = {"-": "\033[31m", "+": "\033[32m", "@": "\033[36m", "title": "\033[1m", "reset": "\033[0m"}
+
+
+@dataclass
+class FunctionReport:
+    entry: StudentFile
+    qualname: str
+    solution_lines: int
+    status: str  # "stub" (stub mode) or, for a submission: identical / differs / still a stub / missing
+    diff: list[str] = field(default_factory=list)
+
+
+def _is_marker(line: str) -> bool:
+    return bool(BEGIN_RE.match(line.strip()) or END_RE.match(line.strip()))
+
+
+def function_lines(lines: list[str], node: ast.AST, through: int = 0) -> list[str]:
+    """The lines of a def (decorators included), extended to ``through`` (a tail region's END marker)."""
+    start = min([node.lineno, *(d.lineno for d in node.decorator_list)])
+    return lines[start - 1:max(node.end_lineno or node.lineno, through)]
+
+
+def solution_functions(text: str, placed: list[PlacedRegion]) -> dict[str, tuple[list[str], int]]:
+    """qualname -> (the function's solution source without marker lines, its solution line count)."""
+    lines = text.splitlines()
+    nodes = dict(iter_functions(ast.parse(text)))
+    result = {}
+    for qualname in dict.fromkeys(p.qualname for p in placed):
+        mine = [p.region for p in placed if p.qualname == qualname]
+        count = sum(1 for r in mine for line in lines[r.begin:r.end - 1] if line.strip())
+        source = function_lines(lines, nodes[qualname], through=max(r.end for r in mine))
+        result[qualname] = ([line for line in source if not _is_marker(line)], count)
+    return result
+
+
+class Submission:
+    """A student's folder or .zip; files are found by their path, also below one top folder."""
+
+    def __init__(self, path: str):
+        self.path = path
+        if zipfile.is_zipfile(path):
+            with zipfile.ZipFile(path) as zf:
+                self.files = {n: zf.read(n) for n in zf.namelist() if not n.endswith("/")}
+        elif os.path.isdir(path):
+            self.files = {}
+            for folder, _, names in os.walk(path):
+                for name in names:
+                    full = os.path.join(folder, name)
+                    with open(full, "rb") as f:
+                        self.files[os.path.relpath(full, path).replace(os.sep, "/")] = f.read()
+        else:
+            raise FileNotFoundError(f"{path}: not a folder or a .zip file")
+
+    def text(self, relpath: str) -> str | None:
+        """The file at ``relpath`` (or at ``<top folder>/relpath``, the shortest such path); None if absent."""
+        matches = sorted((n for n in self.files if (n == relpath or n.endswith("/" + relpath))
+                          and not n.startswith("__MACOSX/")), key=len)
+        return self.files[matches[0]].decode("utf-8", "replace") if matches else None
+
+
+def _unified(a: list[str], b: list[str], names: tuple[str, str], context: int) -> list[str]:
+    return list(difflib.unified_diff(a, b, *names, n=context, lineterm=""))
+
+
+def stub_reports(entry: StudentFile, solution: str, stub: str, placed: list[PlacedRegion],
+                 context: int = 2) -> list[FunctionReport]:
+    """Stub vs solution for each function of ``entry`` that holds a solution region."""
+    stub_lines, stub_nodes = stub.splitlines(), dict(iter_functions(ast.parse(stub)))
+    reports = []
+    for qualname, (source, count) in solution_functions(solution, placed).items():
+        stubbed = function_lines(stub_lines, stub_nodes[qualname])
+        diff = _unified(stubbed, source, ("stub", "solution"), context)
+        reports.append(FunctionReport(entry, qualname, count, "stub", diff))
+    return reports
+
+
+def submission_reports(entry: StudentFile, solution: str, placed: list[PlacedRegion], submitted: str | None,
+                       context: int = 2) -> tuple[list[FunctionReport], str]:
+    """Solution vs the student's version of each function; the note says what is missing or added."""
+    functions = solution_functions(solution, placed)
+    if submitted is None:
+        return [FunctionReport(entry, q, n, "missing") for q, (_, n) in functions.items()], "file missing"
+    try:
+        tree = ast.parse(submitted)
+    except SyntaxError as error:
+        return ([FunctionReport(entry, q, n, "missing") for q, (_, n) in functions.items()],
+                f"does not compile: line {error.lineno}: {error.msg}")
+    lines, nodes = submitted.splitlines(), dict(iter_functions(tree))
+    stubbed = {s.qualname for s in find_stubs(submitted, entry.path)}
+    reports = []
+    for qualname, (source, count) in functions.items():
+        if qualname not in nodes:
+            reports.append(FunctionReport(entry, qualname, count, "missing"))
+            continue
+        theirs = [line for line in function_lines(lines, nodes[qualname]) if not _is_marker(line)]
+        diff = _unified(source, theirs, ("solution", "submission"), context)
+        status = "still a stub" if qualname in stubbed else "differs" if diff else "identical"
+        reports.append(FunctionReport(entry, qualname, count, status, diff))
+    solution_names = {name for name, _ in iter_functions(ast.parse(solution))}
+    added = [name for name in nodes if name not in solution_names]
+    return reports, f"added: {', '.join(added)}" if added else ""
+
+
+def render(reports: list[FunctionReport], notes: dict[str, str], color: bool, submission: bool) -> str:
+    paint = (lambda key, text: f"{ANSI[key]}{text}{ANSI['reset']}") if color else (lambda key, text: text)
+    out = []
+    for r in reports:
+        title = f"── Part {r.entry.part} · {r.entry.path} · {r.qualname} · {r.solution_lines} solution lines"
+        if submission:
+            title += f" · {r.status}"
+        out.append(paint("title", title))
+        for line in r.diff:
+            out.append(paint(line[0], line) if line[:1] in "-+@" and not line.startswith(("---", "+++"))
+                       else line)
+        out.append("")
+    out += summary_table(reports, notes, submission)
+    return "\n".join(out)
+
+
+def summary_table(reports: list[FunctionReport], notes: dict[str, str], submission: bool) -> list[str]:
+    columns = ["Part", "File", "Functions", "Solution lines"]
+    if submission:
+        columns += ["Identical", "Differ", "Stubs left", "Missing", "Note"]
+    rows, entries = [], list(dict.fromkeys(r.entry for r in reports))
+    for entry in entries:
+        mine = [r for r in reports if r.entry == entry]
+        row = [str(entry.part), entry.path, str(len(mine)), str(sum(r.solution_lines for r in mine))]
+        if submission:
+            row += [str(sum(r.status == s for r in mine)) for s in ("identical", "differs", "still a stub",
+                                                                     "missing")]
+            row.append(notes.get(entry.path, ""))
+        rows.append(row)
+    rows.append(["", "total", str(len(reports)), str(sum(r.solution_lines for r in reports))]
+                + ([str(sum(r.status == s for r in reports)) for s in ("identical", "differs", "still a stub",
+                                                                       "missing")] + [""] if submission else []))
+    widths = [max(len(row[i]) for row in [columns, *rows]) for i in range(len(columns))]
+    text_columns = {1, len(columns) - 1} if submission else {1}
+    fmt = lambda row: "  ".join(cell.ljust(w) if i in text_columns else cell.rjust(w)  # noqa: E731
+                                for i, (cell, w) in enumerate(zip(row, widths))).rstrip()
+    return [fmt(columns), fmt(["-" * w for w in widths]), *map(fmt, rows)]

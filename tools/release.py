@@ -1,0 +1,254 @@
+"""The student release: the tree `generate` writes to assignment/, `check` compares and `student-zip` packs.
+
+The release is built in memory (relative path -> bytes) from solutions/, the templates in tools/student/
+and the top-level requirements.txt; nothing else decides what students get.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import zipfile
+from dataclasses import dataclass
+
+from course import CONFIG_NAME, CourseError, StudentFile, load_student_files
+from markers import MarkerError, make_stubs, strip_hidden
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+# What of solutions/ students get (folders are copied whole); bench.py and the like stay with the staff.
+RELEASED = ("minddp", "tests", "pytest.ini", "demo.py")
+OPTIONAL = {"demo.py"}  # released when present
+TEMPLATES = {"README.md": "README.md", "Makefile": "Makefile", "course.py": "course.py", ".gitignore": "gitignore"}
+STAFF_ONLY_REQUIREMENTS = {"gradescope-utils"}  # only the Gradescope autograder imports it
+# Build products that may sit in assignment/ (students' or staff's runs) without being part of the release.
+IGNORED_NAMES = {"__pycache__", ".pytest_cache", ".venv", "submission.zip", "submission.zip.partial"}
+IGNORED_SUFFIXES = (".pyc",)
+EDIT_HINT = "staff: edit that file, then `make assignment`"
+
+
+class ReleaseError(Exception):
+    """The release cannot be built; the message names the file (and line) to fix."""
+
+
+@dataclass(frozen=True)
+class Layout:
+    """Where the inputs and the output live; tests point it at a temporary copy."""
+
+    solutions: str
+    templates: str
+    requirements: str
+    assignment: str
+    handout_pdfs: tuple[str, ...]  # the first that exists goes into the student zip
+
+    @classmethod
+    def of_repo(cls, root: str = REPO) -> "Layout":
+        return cls(solutions=os.path.join(root, "solutions"), templates=os.path.join(root, "tools", "student"),
+                   requirements=os.path.join(root, "requirements.txt"),
+                   assignment=os.path.join(root, "assignment"),
+                   handout_pdfs=(os.path.join(root, "handout.pdf"), os.path.join(root, "handout", "handout.pdf")))
+
+    def student_files(self) -> list[StudentFile]:
+        try:
+            return load_student_files(os.path.join(self.solutions, CONFIG_NAME))
+        except CourseError as error:
+            raise ReleaseError(str(error)) from None
+
+
+def ignored(relpath: str) -> bool:
+    parts = relpath.split("/")
+    return any(p in IGNORED_NAMES for p in parts) or relpath.endswith(IGNORED_SUFFIXES)
+
+
+def read_tree(root: str) -> dict[str, bytes]:
+    """Every file under ``root`` (relative "/" paths) except build products."""
+    tree = {}
+    for folder, dirs, names in os.walk(root):
+        dirs[:] = sorted(d for d in dirs if d not in IGNORED_NAMES)
+        for name in sorted(names):
+            relpath = os.path.relpath(os.path.join(folder, name), root).replace(os.sep, "/")
+            if not ignored(relpath):
+                with open(os.path.join(folder, name), "rb") as f:
+                    tree[relpath] = f.read()
+    return tree
+
+
+# -- headers ----------------------------------------------------------------------------------------------------
+
+def with_header(text: str, comment_lines: list[str], prefix: str = "# ") -> str:
+    """``text`` with a comment header, after a shebang or coding line (which must stay first)."""
+    lines = text.splitlines(keepends=True)
+    keep = 0
+    while keep < min(2, len(lines)) and (lines[keep].startswith("#!") or re.match(r"#.*coding[:=]", lines[keep])):
+        keep += 1
+    header = "".join(f"{prefix}{line}\n" for line in comment_lines)
+    return "".join(lines[:keep]) + header + "".join(lines[keep:])
+
+
+def header_for(relpath: str, entry: StudentFile | None) -> list[str]:
+    generated = f"GENERATED from solutions/{relpath} by tools/assign.py ({EDIT_HINT})."
+    if entry is not None:
+        return [generated, f"Part {entry.part}, {entry.name} (handout §{entry.section}): this is your copy; edit "
+                           "the stubs (each `raise NotImplementedError`)."]
+    if relpath.startswith("tests/"):
+        return [generated, "Public tests: do not edit them by hand; the grader runs its own copy (and more tests)."]
+    return [generated, "Provided code: do not edit it by hand; the grader uses its own copy."]
+
+
+# -- building ---------------------------------------------------------------------------------------------------
+
+@dataclass
+class Release:
+    files: dict[str, bytes]
+    regions: dict[str, list]  # student path -> its PlacedRegions (for the README and `diff`)
+
+
+def released_sources(solutions: str) -> list[str]:
+    """Relative paths of the solutions/ files that go into the release."""
+    paths = []
+    for name in RELEASED:
+        full = os.path.join(solutions, name)
+        if os.path.isdir(full):
+            paths += [f"{name}/{rel}" for rel in read_tree(full)]
+        elif os.path.isfile(full):
+            paths.append(name)
+        elif name not in OPTIONAL:
+            raise ReleaseError(f"solutions/{name} is missing; the release needs it")
+    return paths
+
+
+def build_release(layout: Layout) -> Release:
+    entries = {f.path: f for f in layout.student_files()}
+    release = Release({}, {})
+    for relpath in released_sources(layout.solutions):
+        _release_source(layout, relpath, entries.get(relpath), release)
+    for path, entry in entries.items():
+        if path not in release.files:
+            raise ReleaseError(f"solutions/{CONFIG_NAME}: Part {entry.part} lists {path}, but solutions/{path} "
+                               f"does not exist (or is not under {', '.join(RELEASED)})")
+        for test in entry.tests:
+            if test not in release.files:
+                raise ReleaseError(f"solutions/{CONFIG_NAME}: Part {entry.part} ({path}) names the test file "
+                                   f"{test}, which is not in the public release (missing, or '# HIDDEN FILE')")
+    _add_generated_files(layout, list(entries.values()), release)
+    return release
+
+
+def _release_source(layout: Layout, relpath: str, entry: StudentFile | None, release: Release) -> None:
+    with open(os.path.join(layout.solutions, relpath), "rb") as f:
+        raw = f.read()
+    label = f"solutions/{relpath}"
+    try:
+        if entry is not None:
+            text, placed = make_stubs(raw.decode("utf-8"), label, entry.part, entry.section)
+            release.regions[relpath] = placed
+        elif relpath.endswith(".py"):
+            text = strip_hidden(raw.decode("utf-8"), label)
+            if text is None:  # '# HIDDEN FILE'
+                return
+        elif relpath.endswith((".ini", ".cfg")):  # config that takes '#' comments: gets the header too
+            text = raw.decode("utf-8")
+        else:
+            release.files[relpath] = raw  # data files travel untouched
+            return
+    except MarkerError as error:
+        raise ReleaseError(str(error)) from None
+    release.files[relpath] = with_header(text, header_for(relpath, entry)).encode("utf-8")
+
+
+def _add_generated_files(layout: Layout, entries: list[StudentFile], release: Release) -> None:
+    config = {"generated": f"GENERATED from solutions/{CONFIG_NAME} by tools/assign.py; do not edit by hand"}
+    with open(os.path.join(layout.solutions, CONFIG_NAME), encoding="utf-8") as f:
+        config.update(json.load(f))
+    release.files[CONFIG_NAME] = (json.dumps(config, indent=2, ensure_ascii=False) + "\n").encode("utf-8")
+    with open(layout.requirements, encoding="utf-8") as f:
+        requirements = student_requirements(f.read())
+    release.files["requirements.txt"] = with_header(requirements, [
+        f"GENERATED from requirements.txt by tools/assign.py ({EDIT_HINT}), without staff-only packages."]).encode()
+    for target, template in TEMPLATES.items():
+        with open(os.path.join(layout.templates, template), encoding="utf-8") as f:
+            text = f.read()
+        generated = f"GENERATED from tools/student/{template} by tools/assign.py ({EDIT_HINT})."
+        if target == "README.md":
+            text = render_readme(text, entries, release)
+            text = f"<!-- {generated} -->\n" + text
+        else:
+            text = with_header(text, [generated])
+        release.files[target] = text.encode("utf-8")
+
+
+def student_requirements(text: str) -> str:
+    """requirements.txt without the staff-only packages (comments and pins kept as they are)."""
+    kept = []
+    for line in text.splitlines():
+        name = re.split(r"[\s<>=!~;\[#]", line.strip(), maxsplit=1)[0].lower().replace("_", "-")
+        if name not in STAFF_ONLY_REQUIREMENTS:
+            kept.append(line)
+    return "\n".join(kept) + "\n"
+
+
+def render_readme(template: str, entries: list[StudentFile], release: Release) -> str:
+    """Fill the student README's tables from student_files.json and the solution regions."""
+    rows = ["| Part | Handout | You edit | Functions to write | Run its tests |", "|---|---|---|---|---|"]
+    for entry in entries:
+        functions = list(dict.fromkeys(p.qualname for p in release.regions.get(entry.path, [])))
+        rows.append(f"| {entry.part}. {entry.name} | §{entry.section} | `{entry.path}` | "
+                    f"{', '.join(f'`{name}`' for name in functions)} | `make test PART={entry.key}` |")
+    student = {e.path for e in entries}
+    provided = [p for p in release.files if p.startswith("minddp/") and p.endswith(".py") and p not in student]
+    return (template.replace("{{PARTS_TABLE}}", "\n".join(rows))
+            .replace("{{PROVIDED_FILES}}", ", ".join(f"`{p}`" for p in provided)))
+
+
+# -- writing, comparing, packing ----------------------------------------------------------------------------
+
+@dataclass
+class Difference:
+    modified: list[str]
+    missing: list[str]  # in the release, not on disk
+    extra: list[str]  # on disk, not in the release
+
+    def __bool__(self) -> bool:
+        return bool(self.modified or self.missing or self.extra)
+
+
+def compare(expected: dict[str, bytes], folder: str) -> Difference:
+    actual = read_tree(folder) if os.path.isdir(folder) else {}
+    return Difference(modified=sorted(p for p in expected if p in actual and actual[p] != expected[p]),
+                      missing=sorted(p for p in expected if p not in actual),
+                      extra=sorted(p for p in actual if p not in expected))
+
+
+def write_release(files: dict[str, bytes], folder: str) -> Difference:
+    """Make ``folder`` hold exactly ``files`` (build products aside); unchanged files keep their mtime."""
+    difference = compare(files, folder)
+    for relpath in difference.modified + difference.missing:
+        path = os.path.join(folder, relpath)
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(path, "wb") as f:
+            f.write(files[relpath])
+    for relpath in difference.extra:
+        os.unlink(os.path.join(folder, relpath))
+    for current, dirs, names in os.walk(folder, topdown=False):  # folders emptied by the removals
+        if current != folder and not os.listdir(current):
+            os.rmdir(current)
+    return difference
+
+
+def write_student_zip(files: dict[str, bytes], layout: Layout, output: str) -> list[str]:
+    """assignment/ plus handout.pdf (when built) as a zip; returns the archive's names."""
+    entries = {f"assignment/{relpath}": data for relpath, data in files.items()}
+    handout = next((p for p in layout.handout_pdfs if os.path.isfile(p)), None)
+    if handout is not None:
+        with open(handout, "rb") as f:
+            entries["handout.pdf"] = f.read()
+    os.makedirs(os.path.dirname(os.path.abspath(output)), exist_ok=True)
+    partial = output + ".partial"
+    with zipfile.ZipFile(partial, "w", zipfile.ZIP_DEFLATED) as zf:
+        for name, data in sorted(entries.items()):
+            info = zipfile.ZipInfo(name, date_time=(2020, 1, 1, 0, 0, 0))  # same input, same zip
+            info.external_attr = 0o644 << 16
+            info.compress_type = zipfile.ZIP_DEFLATED
+            zf.writestr(info, data)
+    os.replace(partial, output)
+    return sorted(entries)

@@ -1,0 +1,67 @@
+"""`assign.py diff`: stub vs solution per function, and a student's submission vs the solution."""
+
+from __future__ import annotations
+
+import os
+import zipfile
+
+from conftest import REPO, run_assign, write
+
+
+def test_stub_diff_names_every_function_and_sums_up():
+    result = run_assign("diff")
+    assert result.returncode == 0, result.stderr
+    out = result.stdout
+    for name in ("node_and_local_rank", "compute_bucket_assignment", "Reducer.mark_variable_ready",
+                 "Reducer.prepare_for_backward", "DistributedDataParallel.forward", "simulate_step"):
+        assert f" · {name} · " in out, name
+    assert "── Part 3 · minddp/reducer.py · Reducer.mark_bucket_ready · 3 solution lines" in out
+    assert "--- stub\n+++ solution" in out
+    assert "-        raise NotImplementedError(\"Part 3: Reducer.mark_bucket_ready — see handout §3\")" in out
+    assert "SOLUTION" not in out  # marker lines are not part of the diff
+    table = out[out.index("Part  File"):].splitlines()
+    assert table[2].split() == ["1", "minddp/process_group.py", "6", table[2].split()[-1]]
+    assert table[-1].split()[0] == "total" and "\033[" not in out
+
+
+def test_color_is_optional():
+    assert "\033[32m+" in run_assign("diff", "--color").stdout
+
+
+def _solution(path: str) -> str:
+    with open(os.path.join(REPO, "solutions", path), encoding="utf-8") as f:
+        return f.read()
+
+
+def test_submission_zip_is_compared_function_by_function(tmp_path):
+    reducer = _solution("minddp/reducer.py").replace("self.next_bucket += 1", "self.next_bucket = self.next_bucket + 1")
+    bucketing = _solution("minddp/bucketing.py").replace(
+        "    return list(range(num_params - 1, -1, -1))",
+        '    raise NotImplementedError("Part 2: reverse_order — see handout §2")')
+    bucketing += "\n\ndef my_helper():\n    return 1\n"
+    archive = tmp_path / "submission.zip"
+    with zipfile.ZipFile(archive, "w") as zf:  # inside a top folder, as some students zip it
+        zf.writestr("hw/minddp/reducer.py", reducer)
+        zf.writestr("hw/minddp/bucketing.py", bucketing)
+        zf.writestr("hw/minddp/process_group.py", _solution("minddp/process_group.py"))
+    out = run_assign("diff", "--submission", str(archive)).stdout
+    assert "Reducer.mark_bucket_ready · 3 solution lines · differs" in out
+    assert "+            self.next_bucket = self.next_bucket + 1" in out
+    assert "--- solution\n+++ submission" in out
+    assert "reverse_order · 1 solution lines · still a stub" in out
+    assert "Reducer.build_buckets · 10 solution lines · identical" in out
+    assert "DistributedDataParallel.forward · 12 solution lines · missing" in out  # ddp.py not submitted
+    rows = {line.split()[1]: line for line in out.splitlines() if line.strip().startswith(("1 ", "2 ", "4 "))}
+    assert "added: my_helper" in rows["minddp/bucketing.py"]
+    assert "file missing" in rows["minddp/ddp.py"]
+
+
+def test_submission_folder_works_too(tmp_path):
+    write(str(tmp_path / "sub" / "minddp" / "timeline.py"), _solution("minddp/timeline.py"))
+    out = run_assign("diff", "--submission", str(tmp_path / "sub")).stdout
+    assert "simulate_step · 12 solution lines · identical" in out
+
+
+def test_missing_submission_is_an_error(tmp_path):
+    result = run_assign("diff", "--submission", str(tmp_path / "nowhere.zip"))
+    assert result.returncode == 2 and "not a folder or a .zip file" in result.stderr

@@ -1,0 +1,68 @@
+"""The student's front door, run as a student would: unpacked release, `make test`, `make submit`."""
+
+from __future__ import annotations
+
+import json
+import os
+import zipfile
+
+from conftest import make, replace_stubs_with_solutions, run_assign
+from validate import _judge_stub, provided_reason
+
+STUDENT_PATHS = ["minddp/process_group.py", "minddp/bucketing.py", "minddp/reducer.py", "minddp/ddp.py",
+                 "minddp/timeline.py"]
+
+
+def test_submit_refuses_a_stub_naming_file_and_function(real_release):
+    replace_stubs_with_solutions(real_release)
+    reducer = os.path.join(real_release, "minddp", "reducer.py")
+    with open(reducer, encoding="utf-8") as f:
+        text = f.read()
+    with open(reducer, "w", encoding="utf-8") as f:  # one function left unfinished
+        f.write(text.replace("        self.all_reduce_bucket(self.buckets[self.next_bucket])\n",
+                             '        raise NotImplementedError("Part 3: Reducer.mark_bucket_ready — see handout §3")\n'))
+    result = make(real_release, "submit")
+    assert result.returncode != 0
+    assert "minddp/reducer.py:" in result.stderr and "Reducer.mark_bucket_ready still raises the stub" in result.stderr
+    assert "ddp.py" not in result.stderr  # only what is unfinished is named
+    assert not os.path.exists(os.path.join(real_release, "submission.zip"))
+
+
+def test_submit_zips_exactly_the_student_files(real_release):
+    replace_stubs_with_solutions(real_release)
+    result = make(real_release, "submit")
+    assert result.returncode == 0, result.stderr
+    with zipfile.ZipFile(os.path.join(real_release, "submission.zip")) as zf:
+        assert sorted(zf.namelist()) == sorted(STUDENT_PATHS)
+
+
+def test_submit_force_hands_in_unfinished_work_with_warnings(real_release):
+    result = make(real_release, "submit", "FORCE=1")
+    assert result.returncode == 0
+    assert "warning (FORCE=1): minddp/process_group.py:" in result.stderr
+    assert os.path.exists(os.path.join(real_release, "submission.zip"))
+
+
+def test_unknown_part_lists_the_parts(real_release):
+    result = make(real_release, "test", "PART=nope")
+    assert result.returncode != 0
+    assert "unknown PART='nope'; choose one of: process_group (1), bucketing (2), reducer (3)" in result.stderr
+
+
+def test_student_zip_make_test_fails_only_by_stubs(tmp_path):
+    """The zip students get, unpacked, tested with their `make test` (single-process tests: `validate`
+    runs every test this way)."""
+    archive = tmp_path / "student.zip"
+    result = run_assign("student-zip", str(archive))
+    assert result.returncode == 0, result.stderr
+    with zipfile.ZipFile(archive) as zf:
+        zf.extractall(tmp_path / "unpacked")
+    outcomes = tmp_path / "outcomes.json"
+    result = make(str(tmp_path / "unpacked" / "assignment"), "test",
+                  f"PYTEST_ARGS=-p no:cacheprovider -p pytest_outcomes --outcomes-json={outcomes} -m 'not workers'")
+    assert result.returncode != 0 and "failed" in result.stdout, result.stdout[-3000:] + result.stderr[-3000:]
+    with open(outcomes) as f:
+        tests = json.load(f)["tests"]
+    assert len(tests) > 90
+    problems = [p for nodeid, test in tests.items() for p in _judge_stub(nodeid, test, provided_reason(nodeid))]
+    assert not problems, "\n".join(problems)
