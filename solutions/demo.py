@@ -1,7 +1,7 @@
 """minddp and torch's DistributedDataParallel train the same model side by side (``make demo``).
 
-    cd solutions && ../.venv/bin/python -m minddp.launch --nproc-per-node 2 demo.py
-    cd solutions && torchrun --standalone --nproc_per_node=2 demo.py          # the same, with torchrun
+    python -m minddp.launch --nproc-per-node 2 demo.py       # from the folder holding minddp/
+    torchrun --standalone --nproc_per_node=2 demo.py          # the same, with torchrun
 
 Two identical copies of ``models.build("mlp")`` (6 x Linear(512, 512)) see the same data; one is wrapped
 in minddp's DDP, the other in torch's, both with ``bucket_cap_mb=1``. Rank 0 prints:
@@ -16,6 +16,7 @@ in minddp's DDP, the other in torch's, both with ``bucket_cap_mb=1``. Rank 0 pri
 from __future__ import annotations
 
 import os
+import sys
 
 # The flight recorder only records if its buffer size is set before the process group is created.
 os.environ.setdefault("TORCH_FR_BUFFER_SIZE", "20000")
@@ -242,7 +243,7 @@ def step_times(rank: int) -> None:
             "one step of each in turn",
         f"   minddp {median['minddp']:.2f} ms   torch DDP {median['torch']:.2f} ms   "
         f"minddp/torch {statistics.median(ratios):.2f}x (median of per-step ratios)",
-        "   (a quick look, noisy on a busy machine; `make bench` measures more models, longer)")
+        "   (a quick look, noisy on a busy machine; staff's `make bench` measures more models, longer)")
 
 
 # -- the α-β timeline model --------------------------------------------------------------------------------------
@@ -279,3 +280,5 @@ def main() -> None:
 
 if __name__ == "__main__":
     main()
+    sys.stdout.flush()
+    os._exit(0)  # skip interpreter teardown, where gloo sometimes aborts after the work is done

@@ -26,6 +26,7 @@ from typing import Any, Callable, Sequence
 
 import torch
 import torch.distributed as dist
+from torch._utils import _unflatten_dense_tensors
 
 UNFINISHED_REDUCTION = (
     "Expected to have finished reduction in the prior iteration before starting a new one. Some "
@@ -81,10 +82,18 @@ class Bucket:
 
     index: int
     variable_indices: list[int]  # which parameters, in the order they sit in the buffer
-    offsets: list[int]  # element offset of each parameter in the buffer
     buffer: torch.Tensor
+    views: list[torch.Tensor]  # views[k]: parameter variable_indices[k]'s slot, shaped like it
     pending: int = 0  # gradients still missing in this iteration
-    result: torch.futures.Future | None = None  # completes with the reduced buffer
+    work: dist.Work | None = None  # the launched all-reduce (no comm hook)
+    future: torch.futures.Future | None = None  # what the comm hook returned
+
+    def wait(self) -> torch.Tensor:
+        """Block until this bucket's reduction is done; return the reduced flat tensor."""
+        if self.future is not None:
+            return self.future.wait()
+        self.work.wait()  # all-reduce works in place
+        return self.buffer
 
 
 class Reducer:
@@ -102,7 +111,7 @@ class Reducer:
         self.comm_hook: CommHook | None = None
         self.comm_hook_state: Any = None
         self.buckets: list[Bucket] = []
-        self.locators: dict[int, tuple[int, int]] = {}  # parameter index -> (bucket index, offset)
+        self.locators: dict[int, tuple[int, int]] = {}  # parameter index -> (bucket, position in it)
         self.build_buckets(bucket_indices)
         self.next_bucket = 0  # index of the next bucket to launch
         self.expect_autograd_hooks = False  # set by a synchronised forward, cleared by finalize_backward
@@ -169,7 +178,7 @@ class Reducer:
             # Some bucket never filled (an unused parameter): leave require_finalize set, so the next
             # forward raises UNFINISHED_REDUCTION instead of training on unsynchronised gradients.
             for bucket in self.buckets[:self.next_bucket]:
-                bucket.result.wait()
+                bucket.wait()
             return
         global_used = self.all_reduce_usage()
         # YOUR CODE HERE: replace this raise.

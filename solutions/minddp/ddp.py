@@ -95,7 +95,8 @@ class DistributedDataParallel(nn.Module):
         self.require_backward_grad_sync = True  # the no_sync() switch, read in forward
         self.sync_buffers_next_forward = True  # torch skips the broadcast after a no_sync/no_grad forward
         # BEGIN SOLUTION
-        broadcast_tensors(list(module.parameters()) + list(module.buffers()), process_group)
+        self.module_buffers = list(module.buffers())  # listed once: walking the module every forward is slow
+        broadcast_tensors(list(module.parameters()) + self.module_buffers, process_group)
         self.params = [p for p in module.parameters() if p.requires_grad]  # frozen ones need no sync
         bucket_indices = compute_bucket_assignment(self.params, self.bucket_size_limits)
         self.reducer = Reducer(self.params, bucket_indices, process_group)
@@ -109,10 +110,8 @@ class DistributedDataParallel(nn.Module):
 
     def forward(self, *inputs: Any, **kwargs: Any) -> Any:
         # BEGIN SOLUTION
-        if self.broadcast_buffers and self.sync_buffers_next_forward:
-            buffers = list(self.module.buffers())
-            if buffers:
-                broadcast_tensors(buffers, self.process_group)
+        if self.broadcast_buffers and self.sync_buffers_next_forward and self.module_buffers:
+            broadcast_tensors(self.module_buffers, self.process_group)
         sync = torch.is_grad_enabled() and self.require_backward_grad_sync
         if sync and self.rebuild_pending and self.ready_order:
             self._rebuild_buckets()

@@ -24,6 +24,7 @@ from typing import Any, Callable, Sequence
 
 import torch
 import torch.distributed as dist
+from torch._utils import _unflatten_dense_tensors
 
 UNFINISHED_REDUCTION = (
     "Expected to have finished reduction in the prior iteration before starting a new one. Some "
@@ -79,10 +80,18 @@ class Bucket:
 
     index: int
     variable_indices: list[int]  # which parameters, in the order they sit in the buffer
-    offsets: list[int]  # element offset of each parameter in the buffer
     buffer: torch.Tensor
+    views: list[torch.Tensor]  # views[k]: parameter variable_indices[k]'s slot, shaped like it
     pending: int = 0  # gradients still missing in this iteration
-    result: torch.futures.Future | None = None  # completes with the reduced buffer
+    work: dist.Work | None = None  # the launched all-reduce (no comm hook)
+    future: torch.futures.Future | None = None  # what the comm hook returned
+
+    def wait(self) -> torch.Tensor:
+        """Block until this bucket's reduction is done; return the reduced flat tensor."""
+        if self.future is not None:
+            return self.future.wait()
+        self.work.wait()  # all-reduce works in place
+        return self.buffer
 
 
 class Reducer:
@@ -100,7 +109,7 @@ class Reducer:
         self.comm_hook: CommHook | None = None
         self.comm_hook_state: Any = None
         self.buckets: list[Bucket] = []
-        self.locators: dict[int, tuple[int, int]] = {}  # parameter index -> (bucket index, offset)
+        self.locators: dict[int, tuple[int, int]] = {}  # parameter index -> (bucket, position in it)
         self.build_buckets(bucket_indices)
         self.next_bucket = 0  # index of the next bucket to launch
         self.expect_autograd_hooks = False  # set by a synchronised forward, cleared by finalize_backward
@@ -115,14 +124,14 @@ class Reducer:
         # BEGIN SOLUTION
         self.buckets, self.locators = [], {}
         for bucket_index, indices in enumerate(bucket_indices):
-            offsets, size = [], 0
-            for i in indices:
-                self.locators[i] = (bucket_index, size)
-                offsets.append(size)
-                size += self.params[i].numel()
-            first = self.params[indices[0]]
-            buffer = torch.zeros(size, dtype=first.dtype, device=first.device)
-            self.buckets.append(Bucket(bucket_index, list(indices), offsets, buffer))
+            params = [self.params[i] for i in indices]
+            buffer = torch.zeros(sum(p.numel() for p in params), dtype=params[0].dtype, device=params[0].device)
+            views, offset = [], 0
+            for position, (i, param) in enumerate(zip(indices, params)):
+                self.locators[i] = (bucket_index, position)
+                views.append(buffer[offset:offset + param.numel()].view_as(param))  # made once, used every step
+                offset += param.numel()
+            self.buckets.append(Bucket(bucket_index, list(indices), buffer, views))
         # END SOLUTION
 
     def register_comm_hook(self, state: Any, hook: CommHook) -> None:
@@ -144,7 +153,7 @@ class Reducer:
         # BEGIN SOLUTION
         for bucket in self.buckets:
             bucket.pending = len(bucket.variable_indices)
-            bucket.result = None
+            bucket.work = bucket.future = None
         self.next_bucket = 0
         self.expect_autograd_hooks = True
         # END SOLUTION
@@ -169,16 +178,15 @@ class Reducer:
     def mark_variable_ready(self, index: int) -> None:
         """Copy parameter ``index``'s gradient into its bucket (scaled by 1/world_size); count down."""
         # BEGIN SOLUTION
-        bucket_index, offset = self.locators[index]
+        bucket_index, position = self.locators[index]
         bucket = self.buckets[bucket_index]
-        param = self.params[index]
-        slot = bucket.buffer[offset:offset + param.numel()]
-        if param.grad is None:  # unused in this iteration: contributes zeros
+        grad, slot = self.params[index].grad, bucket.views[position]
+        if grad is None:  # unused in this iteration: contributes zeros
             slot.zero_()
         elif self.comm_hook is None:
-            torch.mul(param.grad.reshape(-1), 1.0 / self.world_size, out=slot)
+            torch.mul(grad, 1.0 / self.world_size, out=slot)
         else:
-            slot.copy_(param.grad.reshape(-1))
+            slot.copy_(grad)
         bucket.pending -= 1
         if bucket.pending == 0:
             self.mark_bucket_ready(bucket_index)
@@ -196,12 +204,11 @@ class Reducer:
         """Start the asynchronous reduction of one bucket (the comm hook's, if one is registered)."""
         # BEGIN SOLUTION
         if self.comm_hook is None:
-            work = dist.all_reduce(bucket.buffer, group=self.process_group, async_op=True)
-            bucket.result = work.get_future().then(lambda fut: fut.value()[0])
+            bucket.work = dist.all_reduce(bucket.buffer, group=self.process_group, async_op=True)
         else:
             grad_bucket = GradBucket(bucket.index, bucket.buffer, [self.params[i] for i in bucket.variable_indices],
                                      is_last=bucket.index == len(self.buckets) - 1)
-            bucket.result = self.comm_hook(self.comm_hook_state, grad_bucket)
+            bucket.future = self.comm_hook(self.comm_hook_state, grad_bucket)
         # END SOLUTION
 
     def finalize_backward(self) -> None:
@@ -211,21 +218,24 @@ class Reducer:
             # Some bucket never filled (an unused parameter): leave require_finalize set, so the next
             # forward raises UNFINISHED_REDUCTION instead of training on unsynchronised gradients.
             for bucket in self.buckets[:self.next_bucket]:
-                bucket.result.wait()
+                bucket.wait()
             return
         global_used = self.all_reduce_usage()
         # BEGIN SOLUTION
         for bucket in self.buckets:
-            reduced = bucket.result.wait()
-            for index, offset in zip(bucket.variable_indices, bucket.offsets):
+            reduced = bucket.wait()
+            views = bucket.views if reduced is bucket.buffer else _unflatten_dense_tensors(reduced, bucket.views)
+            grads, averaged = [], []
+            for index, view in zip(bucket.variable_indices, views):
                 param = self.params[index]
                 if global_used is not None and not global_used[index]:
                     continue  # unused on every rank: keep .grad as it was (None stays None)
-                averaged = reduced[offset:offset + param.numel()].view_as(param)
-                if param.grad is None:
-                    param.grad = averaged.clone()
+                if param.grad is None:  # unused here, used elsewhere
+                    param.grad = view.clone()
                 else:
-                    param.grad.copy_(averaged)
+                    grads.append(param.grad)
+                    averaged.append(view)
+            torch._foreach_copy_(grads, averaged)  # one call per bucket, not one copy per parameter
         self.require_finalize = False
         # END SOLUTION
 
