@@ -17,12 +17,11 @@ leaves out waiting for the other rank and the network, keeps what each implement
 
 from __future__ import annotations
 
-import os
-import sys
-
 import argparse
 import gc
+import os
 import statistics
+import sys
 import time
 
 import torch
