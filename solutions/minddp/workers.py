@@ -25,6 +25,7 @@ import base64
 import importlib
 import json
 import os
+import shutil
 import signal
 import socket
 import subprocess
@@ -82,9 +83,12 @@ def encode(obj: Any) -> Any:
     raise TypeError(f"a scenario returned {type(obj).__name__}, which cannot be sent to the caller")
 
 
-def decode(obj: Any) -> Any:
-    """Inverse of ``encode`` (imports torch only if a tensor is present)."""
+def decode(obj: Any, as_numpy: bool = False) -> Any:
+    """Inverse of ``encode``; tensors come back as torch tensors, or as numpy arrays when ``as_numpy``
+    (so a trusted grader can compare results without importing torch: bfloat16 becomes float32, exactly)."""
     if isinstance(obj, dict):
+        if "__tensor__" in obj and as_numpy:
+            return _numpy_array(obj)
         if "__tensor__" in obj:
             import torch
             dtype = getattr(torch, obj["__tensor__"])
@@ -93,10 +97,18 @@ def decode(obj: Any) -> Any:
                 return torch.empty(obj["shape"], dtype=dtype)
             bits = torch.frombuffer(raw, dtype=_UINT_OF_SIZE[torch.empty(0, dtype=dtype).element_size()])
             return bits.view(dtype).reshape(obj["shape"])
-        return {k: decode(v) for k, v in obj.items()}
+        return {k: decode(v, as_numpy) for k, v in obj.items()}
     if isinstance(obj, list):
-        return [decode(v) for v in obj]
+        return [decode(v, as_numpy) for v in obj]
     return obj
+
+
+def _numpy_array(obj: dict):
+    import numpy as np
+    raw = base64.b64decode(obj["data"])
+    if obj["__tensor__"] == "bfloat16":  # numpy has no bfloat16: widen the bits to float32, exactly
+        return (np.frombuffer(raw, dtype=np.uint16).astype(np.uint32) << 16).view(np.float32).reshape(obj["shape"])
+    return np.frombuffer(raw, dtype=np.dtype(obj["__tensor__"])).reshape(obj["shape"])
 
 
 class _UintOfSize(dict):
@@ -117,12 +129,16 @@ class WorkerPool:
     """``world_size`` gloo workers on this machine, reused across scenarios."""
 
     def __init__(self, world_size: int, pythonpath: list[str] | None = None, env: dict[str, str] | None = None,
-                 collective_timeout_s: float = COLLECTIVE_TIMEOUT_S, command_prefix: list[str] | None = None):
+                 collective_timeout_s: float = COLLECTIVE_TIMEOUT_S, user: str | None = None,
+                 as_numpy: bool = False, package_root: str | None = None):
         self.world_size = world_size
         self.pythonpath = [os.path.abspath(p) for p in (pythonpath or [])]
         self.extra_env = dict(env or {})
         self.collective_timeout_s = collective_timeout_s
-        self.command_prefix = list(command_prefix or [])  # e.g. run workers as another user
+        self.user = user  # run the workers as this (unprivileged) user, e.g. when grading as root
+        self.as_numpy = as_numpy  # results' tensors as numpy arrays: the caller need not import torch
+        # The folder holding the minddp package the workers start from (default: this one's).
+        self.package_root = package_root or os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
         self.procs: list[subprocess.Popen] = []
         self.conns: list[Connection] = []
         self.logdir = tempfile.mkdtemp(prefix="minddp-pool-")
@@ -133,6 +149,7 @@ class WorkerPool:
 
     def __exit__(self, *exc: Any) -> None:
         self.close()
+        shutil.rmtree(self.logdir, ignore_errors=True)
 
     def _log(self, rank: int, kind: str) -> str:
         return os.path.join(self.logdir, f"rank{rank}.{kind}")
@@ -141,21 +158,23 @@ class WorkerPool:
         self.close()
         self.starts += 1
         port = _free_port()
-        package_root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
         base = {**os.environ, **self.extra_env, "OMP_NUM_THREADS": "1", "PYTHONUNBUFFERED": "1",
-                "PYTHONPATH": os.pathsep.join([package_root, *self.pythonpath]),
+                "PYTHONPATH": os.pathsep.join([self.package_root, *self.pythonpath]),
                 "TORCH_FR_BUFFER_SIZE": "4000"}  # the flight recorder lets scenarios see every collective
         for rank in range(self.world_size):
             ours, theirs = socket.socketpair()
             env = {**base, "RANK": str(rank), "WORLD_SIZE": str(self.world_size), "LOCAL_RANK": str(rank),
                    "LOCAL_WORLD_SIZE": str(self.world_size), "MASTER_ADDR": "127.0.0.1",
                    "MASTER_PORT": str(port)}
-            with open(self._log(rank, "out"), "ab") as out:
+            # The caller opens every file the worker writes, so a worker running as another user needs no
+            # write access anywhere (and cannot touch the caller's files).
+            with open(self._log(rank, "out"), "ab") as out, open(self._log(rank, "stack"), "wb") as stack:
+                fds = [theirs.fileno(), stack.fileno()]
                 proc = subprocess.Popen(
-                    [*self.command_prefix, sys.executable, "-m", "minddp.workers", str(theirs.fileno()),
-                     self._log(rank, "stack"), str(self.collective_timeout_s)],
-                    env=env, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
-                    pass_fds=[theirs.fileno()], start_new_session=True)
+                    [sys.executable, "-m", "minddp.workers", *map(str, fds), str(self.collective_timeout_s)],
+                    env=env, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT, pass_fds=fds,
+                    start_new_session=True,
+                    **({"user": self.user, "group": self.user, "extra_groups": []} if self.user else {}))
             theirs.close()
             self.procs.append(proc)
             self.conns.append(Connection(ours.detach()))
@@ -181,7 +200,7 @@ class WorkerPool:
         if errors:
             self.close(graceful=False)  # a failed rank may leave collectives half done: never reuse the group
             raise ScenarioError(f"{fn} failed on rank " + "\n\n".join(f"{rank}:\n{err}" for rank, err in errors))
-        return [decode(r["result"]) for r in replies]
+        return [decode(r["result"], self.as_numpy) for r in replies]
 
     def _collect(self, deadline_s: float, what: str) -> list[dict]:
         """Wait for one reply per rank; on deadline, dump the stuck ranks' stacks and kill the pool."""
@@ -257,23 +276,18 @@ class WorkerPool:
                 proc.wait()
         for conn in self.conns:
             conn.close()
-        for rank in range(self.world_size):
-            try:
-                os.unlink(self._log(rank, "stack"))
-            except OSError:
-                pass
         self.procs, self.conns = [], []
 
 
 # -- the worker's side -------------------------------------------------------------------------------------
 
-def _worker_main(fd: int, stack_file: str, collective_timeout_s: float) -> None:
+def _worker_main(fd: int, stack_fd: int, collective_timeout_s: float) -> None:
     import faulthandler
     import gc
     from datetime import timedelta
 
     conn = Connection(fd)
-    stack = open(stack_file, "w")
+    stack = os.fdopen(stack_fd, "w")
     faulthandler.register(signal.SIGUSR1, file=stack, all_threads=True)
     try:
         import torch.distributed as dist
@@ -305,4 +319,4 @@ def _worker_main(fd: int, stack_file: str, collective_timeout_s: float) -> None:
 
 
 if __name__ == "__main__":
-    _worker_main(int(sys.argv[1]), sys.argv[2], float(sys.argv[3]))
+    _worker_main(int(sys.argv[1]), int(sys.argv[2]), float(sys.argv[3]))

@@ -12,9 +12,8 @@ TESTS_DIR = os.path.dirname(os.path.abspath(__file__))
 
 
 def _pool(world_size: int):
-    pool = WorkerPool(world_size, pythonpath=[TESTS_DIR])
-    yield pool
-    pool.close()
+    with WorkerPool(world_size, pythonpath=[TESTS_DIR]) as pool:
+        yield pool
 
 
 @pytest.fixture(scope="session")

