@@ -35,6 +35,8 @@ STUDENT_USER = "minddp-student"
 SCENARIO_DEADLINE_S = 30.0  # solutions need ~1-3 s per scenario here; Gradescope's half core is slower
 TIMEOUTS_BEFORE_GIVING_UP = 2  # per part: a student whose code hangs must not take 10 minutes to grade
 TOTAL_BUDGET_S = 420.0  # stop starting new scenarios after this; Gradescope's limit is 10 minutes
+# Which other parts' files a part's checks run (bucketing feeds the wrapper and the timeline model...).
+USES_PARTS = {3: {2, 4}, 4: {2, 3}, 5: {2}}
 
 
 class Grader:
@@ -63,6 +65,7 @@ class Grader:
         self.part_failed: dict[int, bool] = defaultdict(bool)
         self.timeouts: dict[int, int] = defaultdict(int)
         self.notes: list[str] = []
+        self.student_user = isolation_user(self.notes)
 
     # -- 3. static checks ---------------------------------------------------------------------------------
     def static_checks(self) -> None:
@@ -98,7 +101,7 @@ class Grader:
     # -- 4. and 5. the two passes ------------------------------------------------------------------------
     def pool(self, world_size: int, student: bool):
         from minddp.workers import WorkerPool
-        user = STUDENT_USER if student and os.geteuid() == 0 else None
+        user = self.student_user if student else None
         root = self.harness_dir if student else self.reference_dir
         return WorkerPool(world_size, pythonpath=[self.scenarios_dir], as_numpy=True, user=user, package_root=root)
 
@@ -110,9 +113,9 @@ class Grader:
                     key = s.reference_key()
                     if s.world_size != world_size or key in self.reference:
                         continue
-                    self.reference[key] = pool.run("grader_scenarios:run", deadline_s=120.0,
-                                                   code_dir=self.reference_dir, fn=s.fn,
-                                                   kwargs={**s.kwargs, **s.ref_kwargs}, trap=False)
+                    ran = pool.run("grader_scenarios:run", deadline_s=120.0, code_dir=self.reference_dir,
+                                   scenario=s.fn, kwargs={**s.kwargs, **s.ref_kwargs}, trap=False)
+                    self.reference[key] = [r["result"] for r in ran]
 
     def student_pass(self) -> list[TestResult]:
         results: dict[str, TestResult] = {}
@@ -145,14 +148,14 @@ class Grader:
             result.output = "Not run: the grading time budget was used up by earlier checks that hung."
             return result
         code_dir = self.variant(info)
-        note = self.substitution_note(code_dir)
+        note = self.substitution_note(code_dir, USES_PARTS.get(s.part, set()))
         try:
             ran = pool.run("grader_scenarios:run", deadline_s=s.deadline_s if s.deadline_s != 60.0
-                           else SCENARIO_DEADLINE_S, code_dir=code_dir, fn=s.fn, kwargs=s.kwargs, trap=True)
+                           else SCENARIO_DEADLINE_S, code_dir=code_dir, scenario=s.fn, kwargs=s.kwargs, trap=True)
         except ScenarioError as error:
             if error.timed_out:
                 self.timeouts[s.part] += 1
-            result.output = note + f"Your code failed while running this check:\n{error}"
+            result.output = note + failure_text(str(error))
             return result
         got = [r["result"] for r in ran]
         banned = sorted({b for r in ran for b in r["banned"]})
@@ -171,11 +174,11 @@ class Grader:
         result.output = note.strip()
         return result
 
-    def substitution_note(self, code_dir: str) -> str:
+    def substitution_note(self, code_dir: str, parts_used: set[int]) -> str:
         if code_dir == self.staged.student_dir:
             return ""
-        swapped = [f.path for f in self.files
-                   if _same_file(os.path.join(code_dir, f.path), os.path.join(self.reference_dir, f.path))
+        swapped = [f.path for f in self.files if f.part in parts_used
+                   and _same_file(os.path.join(code_dir, f.path), os.path.join(self.reference_dir, f.path))
                    and not _same_file(os.path.join(code_dir, f.path), os.path.join(self.staged.student_dir, f.path))]
         return (f"(Graded with the reference {', '.join(swapped)} in place of yours, so that a mistake in "
                 "another part is not charged twice.)\n\n") if swapped else ""
@@ -197,6 +200,15 @@ class Grader:
                                   *[f"Note: {m.splitlines()[0]}" for m in self.broken.values()], *self.notes])
 
 
+def failure_text(error: str) -> str:
+    """A worker's error with its last line (the exception itself) first: that is what students read."""
+    lines = [line for line in error.splitlines() if line.strip()]
+    last = next((line for line in reversed(lines) if not line.startswith(" ")), "")
+    if "did not finish within" in error:
+        return f"Your code did not finish in time:\n{error}"
+    return f"Your code raised {last.strip()}\n\nWhere (innermost calls last):\n{error}"
+
+
 def _same_file(a: str, b: str) -> bool:
     try:
         with open(a, "rb") as fa, open(b, "rb") as fb:
@@ -205,13 +217,26 @@ def _same_file(a: str, b: str) -> bool:
         return False
 
 
-def ensure_student_user() -> None:
-    """Gradescope runs everything as root; student code must not. Create the user if setup.sh did not."""
+def isolation_user(notes: list[str]) -> str | None:
+    """The user student code runs as: ``STUDENT_USER`` when grading as root (Gradescope), else nobody else.
+
+    Gradescope runs everything as root; student code must not, so it cannot read the hidden checks or
+    the reference, nor write results. The user is created here if setup.sh did not.
+    """
     if os.geteuid() != 0:
-        return
+        notes.append("Note: not running as root, so student code ran as the grading user (no isolation).")
+        return None
     if subprocess.run(["id", STUDENT_USER], capture_output=True).returncode != 0:
         subprocess.run(["useradd", "--system", "--no-create-home", "--shell", "/usr/sbin/nologin", STUDENT_USER],
                        check=True, capture_output=True)
+    try:  # e.g. a Python under /root (a developer's pyenv) is not executable by other users
+        subprocess.run([sys.executable, "-c", "import torch"], user=STUDENT_USER, group=STUDENT_USER,
+                       extra_groups=[], check=True, capture_output=True, timeout=60)
+    except (OSError, subprocess.SubprocessError):
+        notes.append(f"Note: {sys.executable} cannot run as {STUDENT_USER}; student code ran as root (no "
+                     "isolation). On Gradescope, setup.sh installs a Python every user can run.")
+        return None
+    return STUDENT_USER
 
 
 def readable_by_all(path: str) -> None:
@@ -233,7 +258,6 @@ def main(argv: list[str] | None = None) -> int:
                                  "resubmit; if this persists, contact the course staff.")
     workdir = tempfile.mkdtemp(prefix="minddp-grade-")
     try:
-        ensure_student_user()
         grader = Grader(os.path.abspath(args.source), os.path.abspath(args.submission), workdir)
         grader.static_checks()
         readable_by_all(workdir)

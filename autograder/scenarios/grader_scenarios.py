@@ -3,7 +3,7 @@
 This file is readable by the student's workers (it says HOW we test, not what the answers are; those
 stay in the grading process). ``run`` is the only entry point the grader calls:
 
-    pool.run("grader_scenarios:run", code_dir=..., fn="train", kwargs={...}, trap=True)
+    pool.run("grader_scenarios:run", code_dir=..., scenario="train", kwargs={...}, trap=True)
 
 ``code_dir`` holds a ``minddp/`` package: the student's files, the reference's, or a mix (a part is
 graded with the reference version of the parts it builds on when the student's version failed).
@@ -57,13 +57,13 @@ def install_traps() -> None:
     sys.modules["torch.distributed.algorithms.ddp_comm_hooks"] = None  # importing it raises ImportError
 
 
-def run(code_dir: str, fn: str, kwargs: dict, trap: bool = False) -> dict:
-    """Run scenario ``fn`` (from grader_scenarios or the public tests' scenarios) on ``code_dir``'s minddp."""
+def run(code_dir: str, scenario: str, kwargs: dict, trap: bool = False) -> dict:
+    """Run ``scenario`` (from grader_scenarios or the public tests' scenarios) on ``code_dir``'s minddp."""
     use_code(code_dir)
     if trap:
         install_traps()
     import scenarios  # the public tests' scenarios, re-imported against this variant
-    function = globals().get(fn) or getattr(scenarios, fn)
+    function = globals().get(scenario) or getattr(scenarios, scenario)
     result = function(**kwargs)
     return {"result": result, "banned": list(BANNED)}
 

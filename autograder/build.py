@@ -1,0 +1,124 @@
+"""Staff tool: assemble the Gradescope autograder, zip it, or run it locally exactly as Gradescope would.
+
+    python autograder/build.py zip dist/autograder.zip        # `make autograder`
+    python autograder/build.py grade [--submission PATH]      # `make grade [SUBMISSION=...]`
+
+The source folder (the zip's content, /autograder/source on Gradescope):
+
+    run_autograder, setup.sh, requirements.txt   entry points (zip root, as Gradescope requires)
+    grader/          the trusted grading code (hidden)
+    reference/       the reference solution: minddp/ (+ answers.py) (hidden)
+    skeleton/        the student release's code: provided files + stubs, onto which submissions are copied
+    scenarios/       what the workers run (also readable by the student's workers)
+    student_files.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import zipfile
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+HERE = os.path.join(REPO, "autograder")
+IGNORE = shutil.ignore_patterns("__pycache__", "*.pyc")
+
+
+def code_files(root: str) -> list[str]:
+    """minddp/ and a top-level answers.py, if the release has one."""
+    return ["minddp"] + (["answers.py"] if os.path.exists(os.path.join(root, "answers.py")) else [])
+
+
+def copy_code(root: str, into: str) -> None:
+    os.makedirs(into, exist_ok=True)
+    for name in code_files(root):
+        source = os.path.join(root, name)
+        if os.path.isdir(source):
+            shutil.copytree(source, os.path.join(into, name), ignore=IGNORE)
+        else:
+            shutil.copyfile(source, os.path.join(into, name))
+
+
+def build_source(out: str) -> str:
+    if os.path.exists(out):
+        shutil.rmtree(out)
+    os.makedirs(out)
+    for name in ("run_autograder", "setup.sh"):
+        shutil.copy2(os.path.join(HERE, name), os.path.join(out, name))
+    shutil.copyfile(os.path.join(REPO, "requirements.txt"), os.path.join(out, "requirements.txt"))
+    shutil.copytree(os.path.join(HERE, "grader"), os.path.join(out, "grader"), ignore=IGNORE)
+    shutil.copytree(os.path.join(HERE, "scenarios"), os.path.join(out, "scenarios"), ignore=IGNORE)
+    shutil.copyfile(os.path.join(REPO, "solutions", "tests", "scenarios.py"), os.path.join(out, "scenarios", "scenarios.py"))
+    copy_code(os.path.join(REPO, "solutions"), os.path.join(out, "reference"))
+    copy_code(os.path.join(REPO, "assignment"), os.path.join(out, "skeleton"))
+    shutil.copyfile(os.path.join(REPO, "solutions", "student_files.json"), os.path.join(out, "student_files.json"))
+    return out
+
+
+def build_zip(path: str) -> str:
+    with tempfile.TemporaryDirectory() as tmp:
+        source = build_source(os.path.join(tmp, "source"))
+        os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+        with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as zf:
+            for root, _, files in os.walk(source):
+                for name in sorted(files):
+                    full = os.path.join(root, name)
+                    info = zipfile.ZipInfo.from_file(full, os.path.relpath(full, source))
+                    with open(full, "rb") as f:
+                        zf.writestr(info, f.read())
+    return path
+
+
+def reference_submission(into: str) -> str:
+    """The solutions' student-edited files, laid out as `make submit` would."""
+    import json
+    with open(os.path.join(REPO, "solutions", "student_files.json"), encoding="utf-8") as f:
+        paths = [entry["path"] for entry in json.load(f)["files"]]
+    for path in paths:
+        os.makedirs(os.path.dirname(os.path.join(into, path)) or into, exist_ok=True)
+        shutil.copyfile(os.path.join(REPO, "solutions", path), os.path.join(into, path))
+    return into
+
+
+def grade(submission: str | None, keep: str | None = None) -> int:
+    """Lay out a folder like Gradescope's /autograder and run run_autograder in it."""
+    root = keep or tempfile.mkdtemp(prefix="minddp-autograder-")
+    build_source(os.path.join(root, "source"))
+    target = os.path.join(root, "submission")
+    if os.path.exists(target):
+        shutil.rmtree(target)
+    if submission is None:
+        reference_submission(target)
+    elif os.path.isdir(submission):
+        shutil.copytree(submission, target)
+    else:
+        os.makedirs(target)
+        shutil.copyfile(submission, os.path.join(target, os.path.basename(submission)))
+    os.makedirs(os.path.join(root, "results"), exist_ok=True)
+    env = {**os.environ, "AUTOGRADER_ROOT": root, "PYTHON": sys.executable}
+    code = subprocess.call(["bash", os.path.join(root, "source", "run_autograder")], env=env)
+    print(f"autograder folder: {root}")
+    return code
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="autograder/build.py", description=__doc__.splitlines()[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+    zip_cmd = sub.add_parser("zip")
+    zip_cmd.add_argument("path")
+    grade_cmd = sub.add_parser("grade")
+    grade_cmd.add_argument("--submission", help="a folder or a .zip (default: the solutions)")
+    grade_cmd.add_argument("--keep", help="use this folder as /autograder and keep it")
+    args = parser.parse_args(argv)
+    if args.command == "zip":
+        print(build_zip(args.path))
+        return 0
+    return grade(args.submission, args.keep)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
