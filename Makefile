@@ -7,7 +7,7 @@ STAMP := $(VENV)/.installed
 PYTEST := cd solutions && ../$(PY) -m pytest -p no:cacheprovider
 
 .DEFAULT_GOAL := help
-.PHONY: help install test test-fast lint demo bench clean assignment check-sync diff validate student
+.PHONY: help install test test-fast lint demo bench grade autograder clean assignment check-sync diff validate student handout
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-12s %s\n", $$1, $$2}'
@@ -23,6 +23,7 @@ install: $(STAMP) ## create .venv with the pinned packages (torch 2.13.0 CPU)
 test: $(STAMP) lint check-sync ## run every test the repository has
 	$(PY) tools/assign.py validate
 	$(PY) -m pytest -p no:cacheprovider tools/tests
+	$(PY) -m pytest -p no:cacheprovider -rs handout/tests
 
 test-fast: $(STAMP) ## the single-process tests only (no gloo workers)
 	$(PYTEST) tests -m "not workers"
@@ -48,8 +49,17 @@ diff: $(STAMP) ## per function: stub vs solution (SUBMISSION=folder-or-zip: a st
 validate: $(STAMP) ## public tests pass on solutions/ and fail only by stub on the release
 	$(PY) tools/assign.py validate
 
+handout: $(STAMP) ## build handout.pdf from handout/ (installs LaTeX if missing; figures from the reference)
+	$(PY) handout/build.py
+
 student: $(STAMP) check-sync ## dist/student.zip: assignment/ (+ handout.pdf if built) for students
 	$(PY) tools/assign.py student-zip dist/student.zip
+
+grade: $(STAMP) ## run the Gradescope pipeline locally on the solutions (or SUBMISSION=folder-or-zip)
+	$(PY) autograder/build.py grade $(if $(SUBMISSION),--submission $(SUBMISSION))
+
+autograder: $(STAMP) check-sync ## dist/autograder.zip for Gradescope (setup.sh, run_autograder at its root)
+	$(PY) autograder/build.py zip dist/autograder.zip
 
 clean: ## remove the venv and build products
 	rm -rf $(VENV) dist

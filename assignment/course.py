@@ -25,7 +25,7 @@ from typing import Iterator
 HERE = os.path.dirname(os.path.abspath(__file__))
 CONFIG_NAME = "student_files.json"
 SUBMISSION_NAME = "submission.zip"
-KINDS = ("code",)  # "answers" (the written questions) arrives with the handout
+KINDS = ("code", "answers")  # answers: the written questions, one function per question (handout §6)
 
 # A stub is `raise NotImplementedError(stub_message(...))`; the exact text lets `submit` (and staff tools)
 # tell an unfinished stub from a NotImplementedError a student raises on purpose.
@@ -93,8 +93,7 @@ def _student_file(config_path: str, index: int, entry: object) -> StudentFile:
         raise CourseError(f"{where}: path {path!r} must be relative, '/'-separated, without '..'")
     kind = entry.get("kind", "code")
     if kind not in KINDS:
-        raise CourseError(f"{where} ({path}): kind {kind!r} is not supported yet (supported: "
-                          f"{', '.join(KINDS)}); 'answers' comes with the handout issue")
+        raise CourseError(f"{where} ({path}): kind {kind!r} is not supported (supported: {', '.join(KINDS)})")
     if not entry["tests"] or not all(isinstance(t, str) for t in entry["tests"]):
         raise CourseError(f"{where}: 'tests' must list at least one test file path (make test PART=...)")
     return StudentFile(path, entry["part"], entry["name"], entry["section"], tuple(entry["tests"]), kind)

@@ -11,15 +11,14 @@ from __future__ import annotations
 
 
 def q1_rank_layout() -> tuple[int, int, int, int]:
-    """Q1 (4 nodes x 8 GPUs): (node of global rank 19, its local rank, WORLD_SIZE,
-    global rank of local rank 5 on node 3)."""
+    """Q1: (node of the global rank given, its local rank, WORLD_SIZE, the global rank asked in (d))."""
     # BEGIN SOLUTION
     return (2, 3, 32, 29)
     # END SOLUTION
 
 
 def q2_buckets() -> list[list[str]]:
-    """Q2: the buckets in bucket-index order, each a list of parameter names ("p7", ...) in the order
+    """Q2: the buckets in bucket-index order, each a list of parameter names ("p0", ...) in the order
     they sit in the bucket."""
     # BEGIN SOLUTION
     return [["p7"], ["p6", "p5", "p3"], ["p4", "p1"], ["p2", "p0"]]
@@ -57,8 +56,8 @@ def q6_weak_scaling() -> tuple[float, float]:
 
 
 def q7_collective_counts() -> tuple[int, int, int, int]:
-    """Q7, per rank over the 10 optimizer steps: (all-reduces, buffer broadcasts) with no_sync around
-    forward and backward, then (all-reduces, buffer broadcasts) with no_sync around backward only."""
+    """Q7, per rank over the optimizer steps: (all-reduces, broadcasts) with no_sync around forward and
+    backward, then (all-reduces, broadcasts) with no_sync around backward only."""
     # BEGIN SOLUTION
     return (30, 20, 120, 80)
     # END SOLUTION

@@ -21,6 +21,7 @@ The life of one synchronised iteration, in the lecture's names:
 from __future__ import annotations
 
 import functools
+import weakref
 from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 
@@ -76,6 +77,21 @@ def fp16_compress_hook(process_group: dist.ProcessGroup | None, bucket: GradBuck
     return work.get_future().then(decompress)
 
 
+def weak_method(method: Callable) -> Callable:
+    """``method`` called through a weak reference to its object.
+
+    A parameter's hooks live where Python's garbage collector cannot see them, so a hook holding the
+    Reducer (which holds the parameters) would keep both alive forever, one leaked model per DDP wrapper.
+    """
+    target = weakref.WeakMethod(method)
+
+    def call(*args: Any) -> None:
+        live = target()
+        if live is not None:
+            live(*args)
+    return call
+
+
 @dataclass
 class Bucket:
     """One flat buffer of gradients that is all-reduced at once."""
@@ -118,7 +134,8 @@ class Reducer:
         self.require_finalize = False  # a backward started reducing and has not finished
         self.unused: list[int] = []  # parameters known unused in this iteration (find_unused_parameters)
         self.local_used: torch.Tensor | None = None  # usage bitmap, only with find_unused_parameters
-        self.hook_handles = [param.register_post_accumulate_grad_hook(functools.partial(self.autograd_hook, i))
+        hook = weak_method(self.autograd_hook)
+        self.hook_handles = [param.register_post_accumulate_grad_hook(functools.partial(hook, i))
                              for i, param in enumerate(self.params)]
 
     def build_buckets(self, bucket_indices: Sequence[Sequence[int]]) -> None:

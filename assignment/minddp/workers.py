@@ -27,6 +27,7 @@ import base64
 import importlib
 import json
 import os
+import resource
 import shutil
 import signal
 import socket
@@ -41,6 +42,7 @@ from typing import Any
 COLLECTIVE_TIMEOUT_S = 20.0
 START_TIMEOUT_S = 60.0
 MAX_TAIL_CHARS = 2000
+MAX_MESSAGE_BYTES = 256 * 1024 * 1024  # a reply larger than this is refused, not read into memory
 
 
 class ScenarioError(RuntimeError):
@@ -55,6 +57,18 @@ def _free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         return sock.getsockname()[1]
+
+
+def _rss_mb(pid: int) -> float:
+    """Resident memory of a process in MB (0 if it is gone)."""
+    try:
+        with open(f"/proc/{pid}/status") as f:
+            for line in f:
+                if line.startswith("VmRSS:"):
+                    return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return 0.0
 
 
 def _tail(path: str, limit: int = MAX_TAIL_CHARS) -> str:
@@ -132,7 +146,8 @@ class WorkerPool:
 
     def __init__(self, world_size: int, pythonpath: list[str] | None = None, env: dict[str, str] | None = None,
                  collective_timeout_s: float = COLLECTIVE_TIMEOUT_S, user: str | None = None,
-                 as_numpy: bool = False, package_root: str | None = None):
+                 as_numpy: bool = False, package_root: str | None = None, max_rss_mb: float | None = None,
+                 max_output_mb: float | None = None, recycle_above_mb: float | None = None):
         self.world_size = world_size
         self.pythonpath = [os.path.abspath(p) for p in (pythonpath or [])]
         self.extra_env = dict(env or {})
@@ -141,6 +156,9 @@ class WorkerPool:
         self.as_numpy = as_numpy  # results' tensors as numpy arrays: the caller need not import torch
         # The folder holding the minddp package the workers start from (default: this one's).
         self.package_root = package_root or os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+        self.max_rss_mb = max_rss_mb  # a worker using more memory is killed and the scenario fails
+        self.max_output_mb = max_output_mb  # cap on what a worker may write to its log (RLIMIT_FSIZE)
+        self.recycle_above_mb = recycle_above_mb  # restart idle workers that grew past this (leaky code)
         self.procs: list[subprocess.Popen] = []
         self.conns: list[Connection] = []
         self.logdir = tempfile.mkdtemp(prefix="minddp-pool-")
@@ -178,6 +196,9 @@ class WorkerPool:
                     start_new_session=True,
                     **({"user": self.user, "group": self.user, "extra_groups": []} if self.user else {}))
             theirs.close()
+            if self.max_output_mb:
+                limit = int(self.max_output_mb * 2**20)
+                resource.prlimit(proc.pid, resource.RLIMIT_FSIZE, (limit, limit))
             self.procs.append(proc)
             self.conns.append(Connection(ours.detach()))
         replies = self._collect(START_TIMEOUT_S, "starting the workers")
@@ -202,6 +223,8 @@ class WorkerPool:
         if errors:
             self.close(graceful=False)  # a failed rank may leave collectives half done: never reuse the group
             raise ScenarioError(f"{fn} failed on rank " + "\n\n".join(f"{rank}:\n{err}" for rank, err in errors))
+        if self.recycle_above_mb and max(_rss_mb(p.pid) for p in self.procs) > self.recycle_above_mb:
+            self.close()  # the next run starts fresh workers
         return [decode(r["result"], self.as_numpy) for r in replies]
 
     def _collect(self, deadline_s: float, what: str) -> list[dict]:
@@ -218,9 +241,13 @@ class WorkerPool:
                 self._fail_stuck(waiting, replies, what, deadline_s)
             for rank in waiting:
                 conn, proc = self.conns[rank], self.procs[rank]
+                if self.max_rss_mb and _rss_mb(proc.pid) > self.max_rss_mb:
+                    self.close(graceful=False)
+                    raise ScenarioError(f"{what}: rank {rank} used more than {self.max_rss_mb:.0f} MB of memory "
+                                        "and was stopped")
                 if conn.poll(min(0.05, max(remaining, 0.0))):
                     try:
-                        replies[rank] = json.loads(conn.recv_bytes())
+                        replies[rank] = json.loads(conn.recv_bytes(MAX_MESSAGE_BYTES))
                     except (EOFError, OSError, ValueError):
                         replies[rank] = {"ok": False, "error": self._death_note(rank)}
                 elif proc.poll() is not None:
@@ -233,7 +260,11 @@ class WorkerPool:
             proc.wait(timeout=5.0)
         except subprocess.TimeoutExpired:
             pass
-        return (f"worker exited (code {proc.returncode}) before reporting a result; its output ends with:\n"
+        code = proc.returncode
+        how = f"killed by {signal.Signals(-code).name}" if code is not None and code < 0 else f"code {code}"
+        if code == -signal.SIGXFSZ:
+            how += f", it printed more than {self.max_output_mb:.0f} MB"
+        return (f"worker exited ({how}) before reporting a result; its output ends with:\n"
                 f"{_tail(self._log(rank, 'out'))}")
 
     def _fail_stuck(self, stuck: list[int], replies: list, what: str, deadline_s: float) -> None:
@@ -283,6 +314,17 @@ class WorkerPool:
 
 # -- the worker's side -------------------------------------------------------------------------------------
 
+def _release_memory() -> None:
+    """Hand freed memory back to the OS between scenarios, so a long-lived worker stays small."""
+    import ctypes
+    import gc
+    gc.collect()
+    try:
+        ctypes.CDLL("libc.so.6").malloc_trim(0)
+    except (OSError, AttributeError):  # not glibc: nothing to trim
+        pass
+
+
 def _worker_main(fd: int, stack_fd: int, collective_timeout_s: float) -> None:
     import faulthandler
     import gc
@@ -312,6 +354,8 @@ def _worker_main(fd: int, stack_fd: int, collective_timeout_s: float) -> None:
         except BaseException:  # report everything, even SystemExit from a scenario
             reply = {"ok": False, "error": traceback.format_exc(limit=-12)[-MAX_TAIL_CHARS * 2:]}
         conn.send_bytes(json.dumps(reply).encode())
+        reply = request = None
+        _release_memory()
     # Report first, tear down last: gloo sometimes aborts at exit, which must not look like a failure.
     gc.collect()
     try:

@@ -35,6 +35,11 @@ STUDENT_USER = "minddp-student"
 SCENARIO_DEADLINE_S = 30.0  # solutions need ~1-3 s per scenario here; Gradescope's half core is slower
 TIMEOUTS_BEFORE_GIVING_UP = 2  # per part: a student whose code hangs must not take 10 minutes to grade
 TOTAL_BUDGET_S = 420.0  # stop starting new scenarios after this; Gradescope's limit is 10 minutes
+# Gradescope gives 768 MB to everything. A worker is ~220 MB after importing torch; workers that grew
+# (leaky code keeps every model it built) are restarted between scenarios, and a runaway is stopped.
+WORKER_RECYCLE_MB = 360
+WORKER_MAX_RSS_MB = 600
+WORKER_MAX_OUTPUT_MB = 32  # per worker log; more is a flood, not feedback
 # Which other parts' files a part's checks run (bucketing feeds the wrapper and the timeline model...).
 USES_PARTS = {3: {2, 4}, 4: {2, 3}, 5: {2}}
 
@@ -103,7 +108,9 @@ class Grader:
         from minddp.workers import WorkerPool
         user = self.student_user if student else None
         root = self.harness_dir if student else self.reference_dir
-        return WorkerPool(world_size, pythonpath=[self.scenarios_dir], as_numpy=True, user=user, package_root=root)
+        return WorkerPool(world_size, pythonpath=[self.scenarios_dir], as_numpy=True, user=user, package_root=root,
+                          max_rss_mb=WORKER_MAX_RSS_MB, max_output_mb=WORKER_MAX_OUTPUT_MB,
+                          recycle_above_mb=WORKER_RECYCLE_MB)
 
     def reference_pass(self) -> None:
         for world_size in sorted({c.scenario.world_size for c in self.checks}):

@@ -74,13 +74,15 @@ def install_hook(impl: str, ddp: torch.nn.Module, hook: str, names: dict[int, st
 
 def train(impl: str, model: str, steps: int = 5, seed_per_rank: bool = False, ddp_kwargs: dict | None = None,
           hook: str | None = None, accumulate: int = 1, no_sync: str = "forward", use_b: str = "all",
-          lr: float = 0.05) -> dict:
+          lr: float = 0.05, tensors: bool = True) -> dict:
     """Train ``steps`` SGD steps and record what DDP did.
 
     accumulate: micro-batches per step; all but the last run under ``no_sync`` as chosen by ``no_sync``:
       "forward" wraps forward and backward (the right way), "backward" wraps only backward (still syncs),
       "never" does not use no_sync at all.
     use_b: for the "branchy" model, which ranks use branch b: "all", "none" or "rank0".
+    tensors: also return the final parameters, gradients and buffers (megabytes for the MLP); without
+      them a record holds digests, per-parameter sums and which gradients are None.
     """
     rank = dist.get_rank()
     module = models.build(model, seed=1000 + rank if seed_per_rank else 0)
@@ -124,9 +126,12 @@ def train(impl: str, model: str, steps: int = 5, seed_per_rank: bool = False, dd
         entry["params"] = digest(dict(module.named_parameters()))
         entry["buckets"], bucket_log[:] = list(bucket_log), []
         record["steps"].append(entry)
-    record["params"] = {n: p.detach().clone() for n, p in module.named_parameters()}
-    record["grads"] = {n: None if p.grad is None else p.grad.clone() for n, p in module.named_parameters()}
-    record["buffers"] = {n: b.clone() for n, b in module.named_buffers()}
+    record["param_sums"] = {n: p.detach().double().sum().item() for n, p in module.named_parameters()}
+    record["grad_is_none"] = {n: p.grad is None for n, p in module.named_parameters()}
+    if tensors:
+        record["params"] = {n: p.detach().clone() for n, p in module.named_parameters()}
+        record["grads"] = {n: None if p.grad is None else p.grad.clone() for n, p in module.named_parameters()}
+        record["buffers"] = {n: b.clone() for n, b in module.named_buffers()}
     probe.remove()
     return record
 

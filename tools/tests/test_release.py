@@ -77,7 +77,7 @@ def test_generate_removes_files_gone_from_solutions(mini):
 
 
 @pytest.mark.parametrize("change, message", [
-    ({"kind": "answers"}, "kind 'answers' is not supported yet"),
+    ({"kind": "essay"}, "kind 'essay' is not supported (supported: code, answers)"),
     ({"path": "minddp/gone.py"}, "lists minddp/gone.py, but solutions/minddp/gone.py does not exist"),
     ({"part": "2"}, "'part' must be a int"),
     ({"colour": "red"}, "unknown field(s) colour"),
@@ -114,7 +114,7 @@ def test_real_assignment_is_in_sync():
 def test_files_command_lists_the_student_files():
     result = run_assign("files", "--paths")
     assert result.stdout.split() == ["minddp/process_group.py", "minddp/bucketing.py", "minddp/reducer.py",
-                                     "minddp/ddp.py", "minddp/timeline.py"]
+                                     "minddp/ddp.py", "minddp/timeline.py", "answers.py"]
 
 
 def test_every_real_region_became_a_stub_of_its_part():

@@ -1,0 +1,58 @@
+# GENERATED from solutions/answers.py by tools/assign.py (staff: edit that file, then `make assignment`).
+# Part 6, Written questions (handout §6): this is your copy; edit the stubs (each `raise NotImplementedError`).
+"""Part 6 — written questions (handout §6).
+
+One function per question of handout §6: replace each stub with a ``return`` of the value(s) the
+question asks for, in the type and order its signature and docstring give (times in milliseconds,
+fractions as fractions: 0.25, not 25). Plain numbers are enough; you may also compute them with your
+own ``minddp`` code. The public tests check only the FORMAT of your answers (types and lengths); the
+values are graded on Gradescope, floats within a relative tolerance of 1e-3.
+"""
+
+from __future__ import annotations
+
+
+def q1_rank_layout() -> tuple[int, int, int, int]:
+    """Q1: (node of the global rank given, its local rank, WORLD_SIZE, the global rank asked in (d))."""
+    # YOUR CODE HERE: replace this raise.
+    raise NotImplementedError("Part 6: q1_rank_layout — see handout §6")
+
+
+def q2_buckets() -> list[list[str]]:
+    """Q2: the buckets in bucket-index order, each a list of parameter names ("p0", ...) in the order
+    they sit in the bucket."""
+    # YOUR CODE HERE: replace this raise.
+    raise NotImplementedError("Part 6: q2_buckets — see handout §6")
+
+
+def q3_overlap_ms() -> tuple[float, float, float]:
+    """Q3: (when bucket 1's all-reduce starts, step time with overlap, step time without overlap), ms."""
+    # YOUR CODE HERE: replace this raise.
+    raise NotImplementedError("Part 6: q3_overlap_ms — see handout §6")
+
+
+def q4_cap_zero_ms() -> tuple[float, float, float]:
+    """Q4: (one all-reduce of the whole model, the sum of the per-tensor all-reduces with cap 0,
+    the step time with one bucket and no overlap), ms."""
+    # YOUR CODE HERE: replace this raise.
+    raise NotImplementedError("Part 6: q4_cap_zero_ms — see handout §6")
+
+
+def q5_skip_sync() -> tuple[float, float, float]:
+    """Q5: (average iteration time in ms, speedup over syncing every iteration as a fraction,
+    learning-rate multiplier)."""
+    # YOUR CODE HERE: replace this raise.
+    raise NotImplementedError("Part 6: q5_skip_sync — see handout §6")
+
+
+def q6_weak_scaling() -> tuple[float, float]:
+    """Q6: (throughput at 128 ranks relative to one rank, weak-scaling efficiency as a fraction)."""
+    # YOUR CODE HERE: replace this raise.
+    raise NotImplementedError("Part 6: q6_weak_scaling — see handout §6")
+
+
+def q7_collective_counts() -> tuple[int, int, int, int]:
+    """Q7, per rank over the optimizer steps: (all-reduces, broadcasts) with no_sync around forward and
+    backward, then (all-reduces, broadcasts) with no_sync around backward only."""
+    # YOUR CODE HERE: replace this raise.
+    raise NotImplementedError("Part 6: q7_collective_counts — see handout §6")

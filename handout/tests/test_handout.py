@@ -1,0 +1,198 @@
+"""Checks of handout.pdf and its sources (staff only; `make test` runs them).
+
+* The API the handout documents (every ``\\api{module}{signature}`` and ``\\apiname{module}{name}``) exists in
+  the generated student release (assignment/) with exactly that signature, and every function a student
+  must write is documented by an ``\\api``.
+* Every public test of the release is named in the handout (``\\testname{file}{test}``), and every name
+  there is a real test: nothing the public tests grade goes unmentioned.
+* No number can drift: handout/generated/ equals what the reference code computes now, and the written
+  answers in solutions/answers.py equal what the reference code computes from the questions' data.
+* The committed handout.pdf was built from the current sources (SHA-256 recorded by `make handout`).
+* The LaTeX source compiles, without undefined references, when latexmk is installed (skipped, with
+  the reason shown, only when latexmk is absent).
+"""
+
+from __future__ import annotations
+
+import ast
+import math
+import os
+import re
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+HANDOUT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+REPO = os.path.dirname(HANDOUT)
+ASSIGNMENT = os.path.join(REPO, "assignment")
+sys.path[:0] = [HANDOUT, os.path.join(REPO, "solutions"), os.path.join(REPO, "tools", "student")]
+
+import build  # noqa: E402
+from course import find_stubs, load_student_files  # noqa: E402
+
+MACRO_RE = re.compile(r"\\(api|apiname|testname)\{([^{}]*)\}\{([^{}]*)\}")
+MAX_PDF_BYTES = 1_500_000
+
+
+def tex_files() -> list[str]:
+    return sorted(os.path.join(HANDOUT, name) for name in os.listdir(HANDOUT) if name.endswith(".tex")
+                  and name != "style.tex")
+
+
+def macros(kind: str) -> list[tuple[str, str, str]]:
+    """(file:line, first argument, second argument) of every use of \\kind{...}{...}."""
+    found = []
+    for path in tex_files():
+        with open(path, encoding="utf-8") as f:
+            text = f.read()
+        for match in MACRO_RE.finditer(text):
+            if match.group(1) == kind:
+                line = text.count("\n", 0, match.start()) + 1
+                found.append((f"handout/{os.path.basename(path)}:{line}", match.group(2), match.group(3)))
+    return found
+
+
+def module_path(module: str) -> str:
+    return os.path.join(ASSIGNMENT, *module.split(".")) + ".py"
+
+
+def definitions(module: str) -> dict[str, ast.AST]:
+    """Qualified name -> function or class node of a module of the release."""
+    with open(module_path(module), encoding="utf-8") as f:
+        tree = ast.parse(f.read())
+    found: dict[str, ast.AST] = {}
+
+    def walk(node: ast.AST, prefix: str) -> None:
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                found[prefix + child.name] = child
+                walk(child, prefix + child.name + ".")
+
+    walk(tree, "")
+    return found
+
+
+def signature(qualname: str, node: ast.FunctionDef) -> str:
+    text = f"{qualname}({ast.unparse(node.args)})"
+    return text + (f" -> {ast.unparse(node.returns)}" if node.returns is not None else "")
+
+
+def squash(text: str) -> str:
+    return re.sub(r"\s+", "", text)
+
+
+# -- the API ------------------------------------------------------------------------------------------------
+
+def test_the_handout_documents_an_api():
+    assert len(macros("api")) >= 30 and macros("testname"), "no \\api or \\testname found: is the regex stale?"
+
+
+@pytest.mark.parametrize("where, module, documented", macros("api"), ids=lambda v: str(v)[:60])
+def test_api_signature_matches_the_stub(where, module, documented):
+    assert os.path.isfile(module_path(module)), f"{where}: module {module} is not in assignment/"
+    qualname = documented.split("(", 1)[0].strip()
+    node = definitions(module).get(qualname)
+    assert isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)), \
+        f"{where}: {module}.{qualname} is not a function of the release (assignment/)"
+    actual = signature(qualname, node)
+    assert squash(documented) == squash(actual), \
+        f"{where}: the handout documents\n  {documented}\nbut the stub is\n  {actual}"
+
+
+@pytest.mark.parametrize("where, module, name", macros("apiname"), ids=lambda v: str(v)[:60])
+def test_api_name_exists(where, module, name):
+    assert name in definitions(module), f"{where}: {module}.{name} does not exist in assignment/"
+
+
+def test_every_function_students_write_is_documented():
+    documented = {(module, sig.split("(", 1)[0].strip()) for _, module, sig in macros("api")}
+    missing = []
+    for entry in load_student_files(os.path.join(ASSIGNMENT, "student_files.json")):
+        module = entry.path[:-3].replace("/", ".")
+        with open(os.path.join(ASSIGNMENT, entry.path), encoding="utf-8") as f:
+            stubs = find_stubs(f.read(), entry.path)
+        missing += [f"{module}.{s.qualname}" for s in stubs if (module, s.qualname) not in documented]
+    assert not missing, f"functions with a stub but no \\api in the handout: {missing}"
+
+
+# -- the public tests ----------------------------------------------------------------------------------------
+
+def public_tests() -> set[tuple[str, str]]:
+    tests = set()
+    folder = os.path.join(ASSIGNMENT, "tests")
+    for name in os.listdir(folder):
+        if name.startswith("test_") and name.endswith(".py"):
+            with open(os.path.join(folder, name), encoding="utf-8") as f:
+                tree = ast.parse(f.read())
+            tests |= {(name[:-3], node.name) for node in tree.body
+                      if isinstance(node, ast.FunctionDef) and node.name.startswith("test_")}
+    return tests
+
+
+def test_every_public_test_is_named_in_the_handout():
+    named = {(file, test) for _, file, test in macros("testname")}
+    tests = public_tests()
+    assert not tests - named, f"public tests the handout never names (\\testname): {sorted(tests - named)}"
+    assert not named - tests, f"\\testname of tests that do not exist in assignment/tests: {sorted(named - tests)}"
+
+
+# -- numbers ----------------------------------------------------------------------------------------------------
+
+def test_generated_numbers_and_figure_data_match_the_reference_code():
+    import figures
+    stale = figures.stale_files()
+    assert not stale, (f"handout/generated/{{{','.join(stale)}}} differ from what the reference code computes "
+                       "now: run `make handout` (and commit handout/ and handout.pdf)")
+
+
+def close(a, b) -> bool:
+    if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):
+        return len(a) == len(b) and all(close(x, y) for x, y in zip(a, b))
+    if isinstance(a, float) or isinstance(b, float):
+        return math.isclose(a, b, rel_tol=1e-9, abs_tol=1e-12)
+    return a == b
+
+
+def test_answers_equal_what_the_reference_code_computes():
+    import answers
+    import questions
+    reference = questions.reference_answers()
+    functions = sorted(name for name in dir(answers) if re.match(r"q\d+_", name))
+    assert functions == sorted(reference), "solutions/answers.py and handout/questions.py list different questions"
+    wrong = {name: (getattr(answers, name)(), value) for name, value in reference.items()
+             if not close(getattr(answers, name)(), value)}
+    assert not wrong, f"solutions/answers.py differs from the reference computation (answer, reference): {wrong}"
+
+
+# -- the PDF ------------------------------------------------------------------------------------------------------
+
+def test_committed_pdf_was_built_from_these_sources():
+    assert os.path.isfile(build.PDF), "handout.pdf is missing: run `make handout`"
+    assert os.path.isfile(build.HASHES), "handout/generated/pdf-sources.sha256 is missing: run `make handout`"
+    with open(build.HASHES, encoding="utf-8") as f:
+        recorded = {line.split("  ", 1)[1]: line.split("  ", 1)[0] for line in f.read().splitlines()
+                    if line and not line.startswith("#")}
+    current = {line.split("  ", 1)[1]: line.split("  ", 1)[0] for line in build.digest_lines()}
+    changed = sorted(p for p in current.keys() | recorded.keys() if current.get(p) != recorded.get(p))
+    assert not changed, ("handout.pdf is out of date with its sources; changed since the last `make handout`: "
+                         f"{', '.join(changed)}. Run `make handout` and commit the result.")
+
+
+def test_pdf_is_small():
+    assert os.path.getsize(build.PDF) < MAX_PDF_BYTES
+
+
+def test_latex_source_compiles(tmp_path):
+    if shutil.which("latexmk") is None:
+        pytest.skip("latexmk is not installed, so the LaTeX source was not compiled (`make handout` installs it)")
+    copy = tmp_path / "handout"
+    shutil.copytree(HANDOUT, copy, ignore=shutil.ignore_patterns("build", "tests", "__pycache__"))
+    done = subprocess.run(["latexmk", "-pdf", "-interaction=nonstopmode", "-halt-on-error", "handout.tex"],
+                          cwd=copy, capture_output=True, text=True, errors="replace", timeout=300)
+    log = (copy / "handout.log").read_text(encoding="latin-1") if (copy / "handout.log").exists() else ""
+    errors = [line for line in log.splitlines() if line.startswith("!")]
+    assert done.returncode == 0, f"latexmk failed: {errors or done.stdout[-2000:]}"
+    undefined = [line for line in log.splitlines() if re.search(r"(Reference|Citation|Control sequence).*undefined", line)]
+    assert not undefined, f"undefined references: {undefined}"
