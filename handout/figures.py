@@ -153,6 +153,8 @@ def numbers_tex(d: dict[str, Any]) -> str:
         "BERTskipPct": f"{skip(b, c['skip_every'])['speedup'] * 100:.0f}",
         "RNsyncMs": f"{skip(r, c['skip_every'])['sync_s'] * ms:.1f}",
         "RNnosyncMs": f"{skip(r, c['skip_every'])['nosync_s'] * ms:.1f}",
+        "ToyReadyZero": f"{d['toy']['timeline']['bucket_ready'][0]:g}",
+        "ToyReadyOne": f"{d['toy']['timeline']['bucket_ready'][1]:g}",
     }
     return HEADER + "\n" + "\n".join(f"\\newcommand{{\\{name}}}{{{value}}}" for name, value in macros.items()) + "\n"
 
@@ -245,8 +247,9 @@ def draw(d: dict[str, Any], out: str) -> None:
 
     toy = d["toy"]
     fig, ax = plt.subplots(figsize=(6.3, 1.25))
-    gantt(ax, toy["timeline"], "bucket 1 is ready at t=1 but waits for bucket 0 (ready at t=4): launches go in index order",
-          scale=1.0, unit="")
+    ready = toy["timeline"]["bucket_ready"]
+    gantt(ax, toy["timeline"], f"bucket 1 is ready at t={ready[1]:g} but waits for bucket 0 (ready at t={ready[0]:g}): "
+          "launches go in index order", scale=1.0, unit="")
     ax.set_xlabel("time (arbitrary units); triangles: a bucket's last gradient is ready", fontsize=7.5)
     fig.tight_layout()
     fig.savefig(os.path.join(out, "fig-ordered-launch.pdf"), **save)

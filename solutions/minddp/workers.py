@@ -97,6 +97,19 @@ def encode(obj: Any) -> Any:
     raise TypeError(f"a scenario returned {type(obj).__name__}, which cannot be sent to the caller")
 
 
+def encode_numpy(obj: Any) -> Any:
+    """``encode`` for results decoded ``as_numpy`` (so a grader can store them without torch)."""
+    np = sys.modules.get("numpy")
+    if np is not None and isinstance(obj, np.ndarray):
+        return {"__tensor__": str(obj.dtype), "shape": list(obj.shape),
+                "data": base64.b64encode(np.ascontiguousarray(obj).tobytes()).decode("ascii")}
+    if isinstance(obj, dict):
+        return {str(k): encode_numpy(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [encode_numpy(v) for v in obj]
+    return obj
+
+
 def decode(obj: Any, as_numpy: bool = False) -> Any:
     """Inverse of ``encode``; tensors come back as torch tensors, or as numpy arrays when ``as_numpy``
     (so a trusted grader can compare results without importing torch: bfloat16 becomes float32, exactly)."""

@@ -10,7 +10,7 @@ from conftest import make, replace_stubs_with_solutions, run_assign
 from validate import _judge_stub, provided_reason
 
 STUDENT_PATHS = ["minddp/process_group.py", "minddp/bucketing.py", "minddp/reducer.py", "minddp/ddp.py",
-                 "minddp/timeline.py"]
+                 "minddp/timeline.py", "answers.py"]
 
 
 def test_submit_refuses_a_stub_naming_file_and_function(real_release):
