@@ -6,7 +6,9 @@ Parts: 1 process group (10 points), 2 bucketing (15), 3 Reducer (30), 4 wrapper 
 
 from __future__ import annotations
 
+import ast
 import math
+import os
 import random
 
 from gradescope_utils.autograder_utils.decorators import number, tags, weight
@@ -464,6 +466,65 @@ def check_ddp_step(ref, got):
 def check_skip_sync(ref, got):
     """Part 5: amortised step time when syncing every n steps"""
     _timeline_check("skip_sync_step_time", ref, got, "handout §5: ((n-1) no-sync steps + 1 sync step) / n")
+
+
+# -- Part 6: written answers ---------------------------------------------------------------------------------
+
+def _answers_file() -> str | None:
+    """The reference answers: beside the grader in the autograder source, or in the repository."""
+    here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    for path in (os.path.join(here, "reference", "answers.py"),
+                 os.path.join(os.path.dirname(here), "solutions", "answers.py")):
+        if os.path.exists(path):
+            return path
+    return None
+
+
+def _questions() -> list[tuple[str, str]]:
+    """(function name, first docstring line) of every question, in file order."""
+    path = _answers_file()
+    if path is None:
+        return []
+    with open(path, encoding="utf-8") as f:
+        tree = ast.parse(f.read())
+    return [(node.name, (ast.get_docstring(node) or node.name).splitlines()[0]) for node in tree.body
+            if isinstance(node, ast.FunctionDef) and node.name.startswith("q")]
+
+
+QUESTIONS = _questions()
+ANSWER_RTOL = 1e-3  # handout §6: floats within a relative tolerance of 1e-3; everything else exactly
+
+
+def _answer_matches(mine, theirs) -> bool:
+    if isinstance(theirs, (list, tuple)):
+        return isinstance(mine, (list, tuple)) and len(mine) == len(theirs) and all(
+            _answer_matches(a, b) for a, b in zip(mine, theirs))
+    if isinstance(theirs, float) or (isinstance(theirs, int) and isinstance(mine, float)):
+        return isinstance(mine, (int, float)) and not isinstance(mine, bool) and math.isclose(
+            mine, theirs, rel_tol=ANSWER_RTOL, abs_tol=1e-12)
+    return type(mine) is type(theirs) and mine == theirs
+
+
+def _answer_check(name: str, title: str, index: int):
+    names = [q for q, _ in QUESTIONS]
+
+    @weight(10 / len(QUESTIONS))
+    @number(f"6.{index}")
+    @scenario(part=6, fn="answers", names=names)
+    def check(ref, got):
+        mine, theirs = got[0][name], ref[0][name]
+        if "error" in mine:
+            fail(f"{name}() {_outcome_text(mine)} (handout §6)")
+        if not _answer_matches(mine["value"], theirs["value"]):
+            fail(f"{name}() returned {mine['value']!r}: not the expected answer (numbers within a relative "
+                 f"tolerance of {ANSWER_RTOL}; lists and tuples in the order the docstring gives; handout §6).")
+    check.__doc__ = f"Part 6: {title}"
+    check.__name__ = f"check_answer_{name}"
+    return check
+
+
+for _index, (_name, _title) in enumerate(QUESTIONS, start=1):
+    globals()[f"check_answer_{_name}"] = _answer_check(_name, _title, _index)
 
 
 # -- Bonus A: unused parameters; Bonus B: bucket rebuild (extra credit) ------------------------------------

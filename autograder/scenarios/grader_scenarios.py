@@ -21,7 +21,7 @@ BANNED = []  # (where, name) of every banned API called in this worker
 
 def use_code(code_dir: str) -> None:
     """Make ``import minddp.X`` load from ``code_dir`` (fresh modules, nothing left from the last variant)."""
-    for name in [n for n in sys.modules if n == "minddp" or n.startswith("minddp.") or n == "scenarios"]:
+    for name in [n for n in sys.modules if n in ("minddp", "scenarios", "answers") or n.startswith("minddp.")]:
         if name != "minddp.workers":  # the running worker loop itself
             del sys.modules[name]
     sys.path[:] = [code_dir] + [p for p in sys.path if p != code_dir]
