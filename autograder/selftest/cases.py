@@ -1,0 +1,194 @@
+"""The self-test's submissions: each one is the reference (or the stubs) plus one small, readable edit.
+
+A case says what a student did (``edits``) and what the autograder must answer (the expectation):
+
+    edits   {student file: [(old substring, new text), ...]}  each ``old`` must occur exactly once
+            {student file: "whole new text"}                  the file is replaced
+            {student file: None}                               the file is left out of the submission
+    zero    parts ("1".."6", "A", "B" for the bonus) every test of which must score 0
+    full    parts every test of which must pass; FULL_REST (the default) = every part not in ``zero``
+    says    {part or "top": substring}: some test output of that part (or the top-level output) has it
+    score   (low, high) total score; None = implied by ``zero`` and ``full`` (taken from the solutions' run)
+    check   extra assertions ``check(results, isolated) -> [problem, ...]`` (isolated: the grader ran
+            student code as an unprivileged user), for the cases whose expectation depends on isolation
+
+Parts are read from each test's ``number`` ("3.8" -> "3", "A.2" -> "A"), so a part added later (Part 6,
+the written answers) is covered by FULL_REST without touching this file.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable, Optional, Union
+
+FULL_REST = "rest"
+Edit = Union[list, str, None]
+
+REDUCER = "minddp/reducer.py"
+DDP = "minddp/ddp.py"
+BUCKETING = "minddp/bucketing.py"
+
+# Anchors in the reference files (each must occur exactly once; the self-test fails loudly if one moves).
+HOOK_BODY = "        if not self.expect_autograd_hooks:  # forward ran under no_sync() or no_grad"
+LAUNCH_LOOP = "        while self.next_bucket < len(self.buckets) and self.buckets[self.next_bucket].pending == 0:"
+FINALIZE_BODY = "        self.expect_autograd_hooks = False\n        if self.next_bucket < len(self.buckets):"
+REDUCER_INIT_BODY = "        self.params = list(params)\n"
+REDUCER_IMPORTS = "import torch.distributed as dist\n"
+
+
+@dataclass(frozen=True)
+class Case:
+    name: str
+    about: str
+    edits: dict = field(default_factory=dict)
+    zero: tuple = ()
+    full: Union[tuple, str] = FULL_REST
+    says: dict = field(default_factory=dict)
+    score: Optional[tuple] = None
+    start: str = "solutions"  # the files the edits apply to: "solutions" or "stubs"
+    check: Optional[Callable[[dict, bool], list]] = None
+    hostile: bool = True  # counts for "the worst hostile case grades within 3 minutes"
+
+
+# -- hostile code, as a student would paste it --------------------------------------------------------------
+
+# Find the grading process's command line (the worker's parent): it names --source and --results.
+GRADER_ARGS = '''
+
+def _grader_args():
+    """The command-line flags of every ancestor process (the grader is one of them)."""
+    import os
+    flags, pid = {}, os.getppid()
+    while pid > 1:
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as f:
+                args = [a.decode(errors="replace") for a in f.read().split(b"\\0")]
+            with open(f"/proc/{pid}/stat") as f:
+                parent = int(f.read().rsplit(")", 1)[1].split()[1])
+        except OSError:
+            break
+        flags.update({flag: value for flag, value in zip(args, args[1:]) if flag.startswith("--")})
+        pid = parent
+    return flags
+'''
+
+WRITE_RESULTS = GRADER_ARGS + '''
+
+def _overwrite_results():
+    """Give myself 1000 points: every results.json the grader could be reading."""
+    import json
+    import os
+    flags = _grader_args()
+    paths = ["/autograder/results/results.json", "results.json", "../results/results.json",
+             os.path.join(os.getcwd(), "..", "results", "results.json")]
+    if "--results" in flags:
+        paths.append(flags["--results"])
+    for path in paths:
+        try:
+            with open(path, "w") as f:
+                json.dump({"score": 1000.0, "output": "TAMPERED-RESULTS", "tests": []}, f)
+            print("TAMPER: wrote", path)
+        except OSError as error:
+            print("TAMPER: could not write", path, error)
+
+
+_overwrite_results()  # at import, in every scenario that loads the Reducer
+'''
+
+READ_HIDDEN = GRADER_ARGS + '''
+
+def _peek_at_hidden_files():
+    """Read the hidden checks and the reference, and show them in the test output (via an exception)."""
+    import os
+    source = _grader_args().get("--source", "/autograder/source")
+    report = []
+    for path in (os.path.join(source, "grader", "checks.py"), os.path.join(source, "reference", "minddp", "reducer.py"),
+                 "/autograder/source/grader/checks.py", "grader/checks.py"):
+        try:
+            with open(path, encoding="utf-8") as f:
+                report.append(f"READ {path}:\\n{f.read(400)}")
+        except OSError as error:
+            report.append(f"DENIED {path}: {type(error).__name__}")
+    raise RuntimeError("LEAK-ATTEMPT\\n" + "\\n".join(report))
+'''
+
+# Secrets that must not reach a student's screen when the grader isolates student code.
+SECRETS = ("The hidden checks, in handout order", "Part 3 — the Reducer: bucketed")
+
+TORCH_DDP = '''
+
+class DistributedDataParallel(torch.nn.parallel.DistributedDataParallel):
+    """torch's DDP under minddp's name (what the homework forbids)."""
+
+    def __init__(self, module, process_group=None, bucket_cap_mb=None, bucket_cap_mb_list=None,
+                 broadcast_buffers=True, find_unused_parameters=False, rebuild_buckets=False):
+        super().__init__(module, process_group=process_group, bucket_cap_mb=bucket_cap_mb,
+                         broadcast_buffers=broadcast_buffers, find_unused_parameters=find_unused_parameters)
+'''
+
+
+def _isolation_check(results: dict, isolated: bool) -> list:
+    """Isolated: every read failed and no secret reached an output. Not isolated: the grader says so."""
+    outputs = [results.get("output", "")] + [t.get("output", "") for t in results.get("tests", [])]
+    leaked = [s for s in SECRETS if any(s in o for o in outputs)]
+    if isolated:
+        problems = [f"student code read a hidden file although the grader isolates it: {s!r} reached an output"
+                    for s in leaked]
+        if not any("DENIED" in o for o in outputs):
+            problems.append("no output shows the student's read attempts being denied (expected 'DENIED ...')")
+        return problems
+    if "no isolation" not in results.get("output", ""):
+        return ["student code ran without isolation, but the top-level output does not say 'no isolation'"]
+    return []
+
+
+def _not_tampered(results: dict, isolated: bool) -> list:
+    text = str(results)
+    return ["results.json holds the student's text 'TAMPERED-RESULTS'"] if "TAMPERED-RESULTS" in text else []
+
+
+CASES = [
+    Case("solutions", "the reference solution: every test passes", hostile=False),
+    Case("stubs", "the untouched student release (stubs raise NotImplementedError): every part scores 0",
+         start="stubs", zero=("1", "2", "3", "4", "5", "6", "A", "B"), full=(), score=(0, 0),
+         says={"1": "NotImplementedError", "3": "NotImplementedError"}, hostile=False),
+    Case("syntax-error", "a syntax error in bucketing.py: Part 2 scores 0, Parts 3-5 use the reference bucketing",
+         edits={BUCKETING: [("def bucket_size_limits(", "def bucket_size_limits((")]},
+         zero=("2",), says={"2": "minddp/bucketing.py does not compile", "top": "does not compile"}),
+    Case("import-error", "reducer.py imports a module that does not exist",
+         edits={REDUCER: [(REDUCER_IMPORTS, REDUCER_IMPORTS + "import minddp_helpers_i_forgot_to_submit\n")]},
+         zero=("3", "A", "B"), says={"3": "No module named 'minddp_helpers_i_forgot_to_submit'"}),
+    Case("missing-file", "ddp.py is not in the submission",
+         edits={DDP: None}, zero=("4",), says={"4": "minddp/ddp.py was not found", "top": "minddp/ddp.py"}),
+    Case("infinite-loop", "Reducer.mark_bucket_ready spins forever (while True: pass)",
+         edits={REDUCER: [(LAUNCH_LOOP, "        while True:\n            pass\n" + LAUNCH_LOOP)]},
+         zero=("3", "A", "B"), says={"3": "did not finish"}),
+    Case("deadlock", "rank 0 launches an extra all_reduce in finalize_backward",
+         edits={REDUCER: [(FINALIZE_BODY, "        if dist.get_rank() == 0:\n"
+                                          "            dist.all_reduce(torch.zeros(1))\n" + FINALIZE_BODY)]},
+         zero=("3", "A", "B")),
+    Case("os-exit", "os._exit(1) inside the autograd hook",
+         edits={REDUCER: [(HOOK_BODY, "        import os\n        os._exit(1)\n" + HOOK_BODY)]},
+         zero=("3", "A", "B"), says={"3": "worker exited (code 1)"}),
+    Case("print-flood", "prints 10 MB in every autograd hook call",
+         edits={REDUCER: [(HOOK_BODY, "        print('x' * 10_000_000)\n" + HOOK_BODY)]},
+         zero=("3", "A", "B"), says={"3": "printed more than"}),
+    Case("write-results", "tries to overwrite results.json (Gradescope's path, the grader's --results, ./results.json)",
+         edits={REDUCER: [(REDUCER_IMPORTS, REDUCER_IMPORTS + WRITE_RESULTS)]}, check=_not_tampered),
+    Case("read-hidden", "reads the hidden checks and the reference and raises them into the test output",
+         edits={REDUCER: [(REDUCER_IMPORTS, REDUCER_IMPORTS + READ_HIDDEN),
+                          (REDUCER_INIT_BODY, "        _peek_at_hidden_files()\n" + REDUCER_INIT_BODY)]},
+         zero=("3", "A", "B"), says={"3": "LEAK-ATTEMPT"}, check=_isolation_check),
+    Case("torch-ddp", "ddp.py wraps torch.nn.parallel.DistributedDataParallel",
+         edits={DDP: [("\nclass DistributedDataParallel(nn.Module):", "\nclass _Mine(nn.Module):"),
+                      ("        # END SOLUTION\n", "        # END SOLUTION\n")]},
+         zero=("4",), says={"4": "torch.nn.parallel"}),
+    Case("memory-hog", "allocates 4 GB in the autograd hook (rank 0)",
+         edits={REDUCER: [(HOOK_BODY, "        if dist.get_rank() == 0:\n"
+                                      "            self._hog = torch.ones(1 << 30)  # 4 GiB of float32\n" + HOOK_BODY)]},
+         zero=("3", "A", "B"), says={"3": "MB of memory and was stopped"}),
+]
+
+
+def case_named(name: str) -> Case:
+    return next(c for c in CASES if c.name == name)
