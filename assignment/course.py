@@ -32,8 +32,11 @@ KINDS = ("code", "answers")  # answers: the written questions, one function per 
 STUB_RE = re.compile(r"Part (\d+): ([\w.<>]+) — see handout §")
 
 
-def stub_message(part: int, qualname: str, section: str) -> str:
-    return f"Part {part}: {qualname} — see handout §{section}"
+OPTIONAL = " (optional: bonus)"  # ends the message of a bonus stub; `make submit` lets it through
+
+
+def stub_message(part: int, qualname: str, section: str, bonus: bool = False) -> str:
+    return f"Part {part}: {qualname} — see handout §{section}" + (OPTIONAL if bonus else "")
 
 
 class CourseError(Exception):
@@ -121,6 +124,7 @@ class Stub:
     qualname: str  # the function the stub sits in ("<module>" outside any function)
     line: int
     part: int
+    bonus: bool = False  # an optional (bonus) function: unfinished is fine
 
 
 def find_stubs(source: str, filename: str) -> list[Stub]:
@@ -134,7 +138,7 @@ def find_stubs(source: str, filename: str) -> list[Stub]:
             continue
         inside = [span for span in spans if span[0] <= node.lineno <= span[1]]
         qualname = max(inside)[2] if inside else "<module>"  # innermost = latest start
-        stubs.append(Stub(qualname, node.lineno, int(STUB_RE.match(message).group(1))))
+        stubs.append(Stub(qualname, node.lineno, int(STUB_RE.match(message).group(1)), message.endswith(OPTIONAL)))
     return sorted(stubs, key=lambda s: s.line)
 
 
@@ -183,7 +187,7 @@ def check_submission(root: str, files: list[StudentFile]) -> tuple[list[str], li
             unfinished.append(f"{f.path}:{error.lineno}: syntax error ({error.msg}); the file must compile")
             continue
         unfinished += [f"{f.path}:{s.line}: {s.qualname} still raises the stub NotImplementedError "
-                       f"(Part {s.part}, handout §{f.section})" for s in stubs]
+                       f"(Part {s.part}, handout §{f.section})" for s in stubs if not s.bonus]
     return unfinished, missing
 
 

@@ -198,7 +198,8 @@ def stub_lines(placed: PlacedRegion, part: int, section: str) -> list[str]:
     lines = [f"{indent}{todo}."]
     if placed.region.hint:
         lines.append(f"{indent}# Hint: {placed.region.hint}")
-    lines.append(f'{indent}raise NotImplementedError("{stub_message(part, placed.qualname, section)}")')
+    bonus = (placed.region.hint or "").startswith("Bonus")  # a hint "Bonus ..." marks an optional part
+    lines.append(f'{indent}raise NotImplementedError("{stub_message(part, placed.qualname, section, bonus)}")')
     return lines
 
 

@@ -39,7 +39,7 @@ def find_used_parameters(outputs: Any) -> set[int]:
     """ids of the parameters that ``outputs`` depend on, found by walking the autograd graph back."""
     # YOUR CODE HERE: replace this raise.
     # Hint: Bonus A (handout §4.3): walk grad_fn.next_functions; AccumulateGrad nodes have .variable
-    raise NotImplementedError("Part 4: find_used_parameters — see handout §4")
+    raise NotImplementedError("Part 4: find_used_parameters — see handout §4 (optional: bonus)")
 
 
 def _tensors_in(obj: Any) -> Iterator[torch.Tensor]:
@@ -109,7 +109,7 @@ class DistributedDataParallel(nn.Module):
         """Note the order gradients become ready in the first synchronised backward."""
         # YOUR CODE HERE: replace this raise.
         # Hint: Bonus B (handout §4.4): one more post-accumulate-grad hook per parameter
-        raise NotImplementedError("Part 4: DistributedDataParallel._record_ready_order — see handout §4")
+        raise NotImplementedError("Part 4: DistributedDataParallel._record_ready_order — see handout §4 (optional: bonus)")
 
     def _note_ready(self, index: int, _param: torch.nn.Parameter) -> None:
         if self.reducer.expect_autograd_hooks and index not in self.ready_order:
@@ -119,4 +119,4 @@ class DistributedDataParallel(nn.Module):
         """Rebucket by rank 0's observed ready order (all ranks must agree on one assignment)."""
         # YOUR CODE HERE: replace this raise.
         # Hint: Bonus B (handout §4.4): broadcast rank 0's order, then Reducer.build_buckets
-        raise NotImplementedError("Part 4: DistributedDataParallel._rebuild_buckets — see handout §4")
+        raise NotImplementedError("Part 4: DistributedDataParallel._rebuild_buckets — see handout §4 (optional: bonus)")

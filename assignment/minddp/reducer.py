@@ -218,4 +218,4 @@ class Reducer:
             return None
         # YOUR CODE HERE: replace this raise.
         # Hint: Bonus A (handout §4.3): all-reduce a copy of self.local_used (SUM)
-        raise NotImplementedError("Part 3: Reducer.all_reduce_usage — see handout §3")
+        raise NotImplementedError("Part 3: Reducer.all_reduce_usage — see handout §3 (optional: bonus)")
