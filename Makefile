@@ -20,7 +20,7 @@ $(STAMP): requirements.txt requirements-dev.txt
 install: $(STAMP) ## create .venv with the pinned packages (torch 2.13.0 CPU)
 
 # validate runs every public test on the solutions (and on the stubs), so solutions/tests is not run twice.
-test: $(STAMP) lint check-sync ## run every test the repository has
+test: $(STAMP) lint check-sync selftest ## run every test the repository has
 	$(PY) tools/assign.py validate
 	$(PY) -m pytest -p no:cacheprovider tools/tests
 	$(PY) -m pytest -p no:cacheprovider -rs handout/tests
@@ -57,6 +57,13 @@ student: $(STAMP) check-sync ## dist/student.zip: assignment/ (+ handout.pdf if 
 
 grade: $(STAMP) ## run the Gradescope pipeline locally on the solutions (or SUBMISSION=folder-or-zip)
 	$(PY) autograder/build.py grade $(if $(SUBMISSION),--submission $(SUBMISSION))
+
+.PHONY: selftest grade-repeat
+selftest: $(STAMP) ## the autograder on broken and hostile submissions: scores, messages, time, determinism
+	$(PY) -m pytest -p no:cacheprovider -q autograder/tests
+
+grade-repeat: $(STAMP) ## grade the solutions N times (default 20): identical results? min/median/max time
+	$(PY) autograder/selftest/run.py repeat $(or $(N),20)
 
 autograder: $(STAMP) check-sync ## dist/autograder.zip for Gradescope (setup.sh, run_autograder at its root)
 	$(PY) autograder/build.py zip dist/autograder.zip

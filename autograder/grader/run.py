@@ -28,7 +28,7 @@ from collections import defaultdict
 from .check import CheckInfo, describe
 from .checks import ALL_CHECKS
 from .results import TestResult, write_fallback, write_json_atomically, write_results
-from .stage import StudentFile, load_student_files, make_variant, stage, unpack_if_zip
+from .stage import StudentFile, from_reference, load_student_files, make_variant, stage, unpack_if_zip
 from .static import check_file
 
 
@@ -43,6 +43,7 @@ WORKER_MAX_RSS_MB = 600
 WORKER_MAX_OUTPUT_MB = 32  # per worker log; more is a flood, not feedback
 # Which other parts' files a part's checks run (bucketing feeds the wrapper and the timeline model...).
 USES_PARTS = {3: {2, 4}, 4: {2, 3}, 5: {2}}
+BONUS_PARTS = {3, 4}  # the files holding the bonus work (reducer.py, ddp.py): a broken one earns no bonus
 
 
 class Grader:
@@ -70,7 +71,7 @@ class Grader:
         self.checks = [describe(c) for c in ALL_CHECKS]
         self.reference: dict[str, object] = {}
         self.part_failed: dict[int, bool] = defaultdict(bool)
-        self.timeouts: dict[int, int] = defaultdict(int)
+        self.timeouts: dict[str, int] = defaultdict(int)  # "Part 3" or "the bonus" -> checks that timed out
         self.notes: list[str] = []
         self.student_user = isolation_user(self.notes)
 
@@ -160,9 +161,16 @@ class Grader:
         if own is not None and own.path in self.broken and not s.bonus:
             result.output = self.broken[own.path]
             return result
-        if self.timeouts[s.part] >= TIMEOUTS_BEFORE_GIVING_UP:
-            result.output = (f"Not run: {TIMEOUTS_BEFORE_GIVING_UP} earlier checks of Part {s.part} did not finish "
-                             "in time (see their output), so the rest of the part is not attempted.")
+        if s.bonus:  # the bonus work is the student's own: never graded with the reference's
+            broken = [f.path for f in self.files if f.part in BONUS_PARTS and f.path in self.broken]
+            if broken:
+                result.output = (f"Not run: bonus {s.bonus} is graded with your own {' and '.join(broken)}, which "
+                                 f"could not be graded:\n{self.broken[broken[0]]}")
+                return result
+        group = "the bonus" if s.bonus else f"Part {s.part}"
+        if self.timeouts[group] >= TIMEOUTS_BEFORE_GIVING_UP:
+            result.output = (f"Not run: {TIMEOUTS_BEFORE_GIVING_UP} earlier checks of {group} did not finish "
+                             "in time (see their output), so the rest of it is not attempted.")
             return result
         if time.monotonic() - self.began > TOTAL_BUDGET_S:
             result.output = "Not run: the grading time budget was used up by earlier checks that hung."
@@ -174,7 +182,7 @@ class Grader:
                            else self.deadline_s, code_dir=code_dir, scenario=s.fn, kwargs=s.kwargs, trap=True)
         except ScenarioError as error:
             if error.timed_out:
-                self.timeouts[s.part] += 1
+                self.timeouts[group] += 1
             result.output = note + failure_text(str(error))
             return result
         got = [r["result"] for r in ran]
@@ -197,9 +205,9 @@ class Grader:
     def substitution_note(self, code_dir: str, parts_used: set[int]) -> str:
         if code_dir == self.staged.student_dir:
             return ""
-        swapped = [f.path for f in self.files if f.part in parts_used
-                   and _same_file(os.path.join(code_dir, f.path), os.path.join(self.reference_dir, f.path))
-                   and not _same_file(os.path.join(code_dir, f.path), os.path.join(self.staged.student_dir, f.path))]
+        swapped = [f.path for f in self.files if f.part in parts_used and from_reference(code_dir, f.path)
+                   and not _same_file(os.path.join(self.reference_dir, f.path),
+                                      os.path.join(self.staged.student_dir, f.path))]
         return (f"(Graded with the reference {', '.join(swapped)} in place of yours, so that a mistake in "
                 "another part is not charged twice.)\n\n") if swapped else ""
 
@@ -221,12 +229,39 @@ class Grader:
 
 
 def failure_text(error: str) -> str:
-    """A worker's error with its last line (the exception itself) first: that is what students read."""
-    lines = [line for line in error.splitlines() if line.strip()]
-    last = next((line for line in reversed(lines) if not line.startswith(" ")), "")
+    """A worker's error with what happened first (the exception itself, or why the worker was stopped):
+    that is what students read."""
     if "did not finish within" in error:
         return f"Your code did not finish in time:\n{error}"
-    return f"Your code raised {last.strip()}\n\nWhere (innermost calls last):\n{error}"
+    if "MB of memory and was stopped" in error:
+        return (f"Your code used too much memory (at most {WORKER_MAX_RSS_MB} MB per process: Gradescope has 768 MB "
+                f"in all), so it was stopped:\n{error}")
+    if "[Errno 27] File too large" in error or "printed more than" in error:
+        return (f"Your code printed more than {WORKER_MAX_OUTPUT_MB} MB, so its output was cut off and the "
+                f"check stopped; print less (e.g. not in every autograd hook):\n{error}")
+    hint = ""
+    if "gloo" in error and any(s in error for s in GLOO_MISMATCH):
+        hint = ("\nThe ranks' collectives did not pair up: one rank launched a collective the others did not, "
+                "or in a different order or size (handout §3).")
+    if "before reporting a result" in error:
+        return ("A process running your code exited before it reported a result (os._exit, a crash, or "
+                f"an abort).{hint}\n\n{error}")
+    return f"Your code raised {exception_line(error)}{hint}\n\nWhere (innermost calls last):\n{error}"
+
+
+GLOO_MISMATCH = ("Connection reset by peer", "Connection closed by peer", "doesn't match expected size", "Timed out")
+
+
+def exception_line(error: str) -> str:
+    """The first line of the exception in a worker's traceback (of the first rank that failed), found
+    after the last stack frame: the message itself may span many lines (or be cut at its start)."""
+    lines = error.split("\n\n1:\n")[0].splitlines()
+    frames = [i for i, line in enumerate(lines) if line.startswith('  File "')]
+    if frames:
+        for line in lines[frames[-1] + 1:]:
+            if line.strip() and not line.startswith((" ", "\t")):
+                return line.strip()
+    return next((line.strip() for line in reversed(lines) if line.strip() and not line.startswith(" ")), "")
 
 
 def _same_file(a: str, b: str) -> bool:
@@ -259,6 +294,19 @@ def isolation_user(notes: list[str]) -> str | None:
     return STUDENT_USER
 
 
+def hide_source(grader: Grader) -> None:
+    """Keep student code away from the hidden checks and the reference, whatever setup.sh did.
+
+    Workers inherit this process's working directory, from which a relative path ("grader/checks.py")
+    reaches the source folder without passing through any closed folder above it: work in the work folder
+    instead (student code may read it anyway). And when student code runs as another user, close the
+    source folder to others, as setup.sh does on Gradescope (`make grade` and self-tests skip setup.sh).
+    """
+    os.chdir(grader.workdir)
+    if grader.student_user:
+        os.chmod(grader.source, os.stat(grader.source).st_mode & ~0o077)
+
+
 def readable_by_all(path: str) -> None:
     """The student's workers read staged code and scenarios; nothing else of ours."""
     for root, dirs, files in os.walk(path):
@@ -277,11 +325,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--reference-cache", help="staff self-tests: reuse the reference pass stored here")
     args = parser.parse_args(argv)
     began = time.monotonic()
+    args.results = os.path.abspath(args.results)
+    args.reference_cache = args.reference_cache and os.path.abspath(args.reference_cache)
     write_fallback(args.results, "The autograder stopped before it could grade this submission. Please "
                                  "resubmit; if this persists, contact the course staff.")
     workdir = tempfile.mkdtemp(prefix="minddp-grade-")
+    cwd = os.getcwd()
     try:
         grader = Grader(os.path.abspath(args.source), os.path.abspath(args.submission), workdir, args.deadline_s)
+        hide_source(grader)
         grader.static_checks()
         readable_by_all(workdir)
         grader.reference_pass(args.reference_cache)
@@ -291,6 +343,7 @@ def main(argv: list[str] | None = None) -> int:
         tests, output = [], ("The autograder itself failed (not your fault); please tell the course staff.\n\n"
                              + traceback.format_exc(limit=-6))
     finally:
+        os.chdir(cwd)
         shutil.rmtree(workdir, ignore_errors=True)
     data = write_results(args.results, tests, output, time.monotonic() - began)
     print(output)

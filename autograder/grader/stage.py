@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import py_compile
 import shutil
 import zipfile
 from dataclasses import dataclass, field
@@ -89,7 +90,12 @@ def stage(upload: str, skeleton: str, files: list[StudentFile], into: str) -> St
 
 
 def make_variant(student_dir: str, reference_dir: str, use_reference: set[str], into: str) -> str:
-    """A code folder: the staged student code with the files in ``use_reference`` replaced by the reference's."""
+    """A code folder: the staged student code with the files in ``use_reference`` replaced by the reference's.
+
+    The reference files go in as bytecode only (``reducer.pyc`` in place of ``reducer.py``, which Python
+    imports as is): student code runs in the same process and could read a source file beside it and
+    raise its text into the test output.
+    """
     if not use_reference:
         return student_dir
     name = "variant-" + "-".join(sorted(os.path.splitext(os.path.basename(p))[0] for p in use_reference))
@@ -97,5 +103,13 @@ def make_variant(student_dir: str, reference_dir: str, use_reference: set[str], 
     if not os.path.exists(variant):
         shutil.copytree(student_dir, variant, ignore=shutil.ignore_patterns("__pycache__"))
         for path in use_reference:
-            shutil.copyfile(os.path.join(reference_dir, path), os.path.join(variant, path))
+            target = os.path.join(variant, path)
+            if os.path.exists(target):
+                os.remove(target)
+            py_compile.compile(os.path.join(reference_dir, path), cfile=target + "c", dfile=path, doraise=True)
     return variant
+
+
+def from_reference(code_dir: str, path: str) -> bool:
+    """Whether ``make_variant`` put the reference's ``path`` in ``code_dir``."""
+    return os.path.exists(os.path.join(code_dir, path) + "c") and not os.path.exists(os.path.join(code_dir, path))

@@ -9,6 +9,7 @@ A case says what a student did (``edits``) and what the autograder must answer (
     full    parts every test of which must pass; FULL_REST (the default) = every part not in ``zero``
     says    {part or "top": substring}: some test output of that part (or the top-level output) has it
     score   (low, high) total score; None = implied by ``zero`` and ``full`` (taken from the solutions' run)
+    deadline_s  the per-scenario deadline for this case (default: the run's, 10 s in the self-test)
     check   extra assertions ``check(results, isolated) -> [problem, ...]`` (isolated: the grader ran
             student code as an unprivileged user), for the cases whose expectation depends on isolation
 
@@ -22,11 +23,13 @@ from dataclasses import dataclass, field
 from typing import Callable, Optional, Union
 
 FULL_REST = "rest"
+AT_END = None  # as the "old substring" of an edit: append the new text to the file
 Edit = Union[list, str, None]
 
 REDUCER = "minddp/reducer.py"
 DDP = "minddp/ddp.py"
 BUCKETING = "minddp/bucketing.py"
+PROCESS_GROUP = "minddp/process_group.py"
 
 # Anchors in the reference files (each must occur exactly once; the self-test fails loudly if one moves).
 HOOK_BODY = "        if not self.expect_autograd_hooks:  # forward ran under no_sync() or no_grad"
@@ -34,6 +37,7 @@ LAUNCH_LOOP = "        while self.next_bucket < len(self.buckets) and self.bucke
 FINALIZE_BODY = "        self.expect_autograd_hooks = False\n        if self.next_bucket < len(self.buckets):"
 REDUCER_INIT_BODY = "        self.params = list(params)\n"
 REDUCER_IMPORTS = "import torch.distributed as dist\n"
+PG_IMPORTS = "import torch.distributed as dist\n"
 
 
 @dataclass(frozen=True)
@@ -48,6 +52,7 @@ class Case:
     start: str = "solutions"  # the files the edits apply to: "solutions" or "stubs"
     check: Optional[Callable[[dict, bool], list]] = None
     hostile: bool = True  # counts for "the worst hostile case grades within 3 minutes"
+    deadline_s: Optional[float] = None  # per-scenario deadline for this case (None: the run's)
 
 
 # -- hostile code, as a student would paste it --------------------------------------------------------------
@@ -115,6 +120,33 @@ def _peek_at_hidden_files():
 # Secrets that must not reach a student's screen when the grader isolates student code.
 SECRETS = ("The hidden checks, in handout order", "Part 3 — the Reducer: bucketed")
 
+# Part 1 is graded with the reference's later parts beside the student's process_group.py.
+REFERENCE_PROBE = '''
+
+def _peek_at_reference():
+    """The files beside this one are the reference's while Part 1 is graded: show their solutions."""
+    import os
+    here = os.path.dirname(os.path.abspath(__file__))
+    report = []
+    for name in sorted(os.listdir(here)) + ["../answers.py", "../answers.pyc"]:
+        try:
+            with open(os.path.join(here, name), "rb") as f:
+                text = f.read().decode("utf-8", "replace")
+        except OSError as error:
+            report.append(f"{name}: {type(error).__name__}")
+            continue
+        for marker in ("def mark_variable_ready", "def q1_rank_layout", "def forward"):
+            if marker in text:
+                report.append(f"{name}: {text[text.find(marker):][:400]}")
+    raise RuntimeError("LEAK-ATTEMPT\\n" + "\\n".join(report))
+
+
+_peek_at_reference()
+'''
+# Lines of the reference's solution regions (not in the stubs): none may reach an output.
+REFERENCE_SECRETS = ("bucket_index, position = self.locators[index]", "return (2, 3, 32, 29)",
+                     "if self.broadcast_buffers and self.sync_buffers_next_forward")
+
 TORCH_DDP = '''
 
 class DistributedDataParallel(torch.nn.parallel.DistributedDataParallel):
@@ -142,6 +174,13 @@ def _isolation_check(results: dict, isolated: bool) -> list:
     return []
 
 
+def _no_reference_source(results: dict, isolated: bool) -> list:
+    """Whatever the isolation: the reference graded beside student code must not be readable as source."""
+    outputs = [results.get("output", "")] + [t.get("output", "") for t in results.get("tests", [])]
+    return [f"the reference's source reached a test output: {s!r}" for s in REFERENCE_SECRETS
+            if any(s in o for o in outputs)]
+
+
 def _not_tampered(results: dict, isolated: bool) -> list:
     text = str(results)
     return ["results.json holds the student's text 'TAMPERED-RESULTS'"] if "TAMPERED-RESULTS" in text else []
@@ -158,18 +197,20 @@ CASES = [
     Case("import-error", "reducer.py imports a module that does not exist",
          edits={REDUCER: [(REDUCER_IMPORTS, REDUCER_IMPORTS + "import minddp_helpers_i_forgot_to_submit\n")]},
          zero=("3", "A", "B"), says={"3": "No module named 'minddp_helpers_i_forgot_to_submit'"}),
-    Case("missing-file", "ddp.py is not in the submission",
-         edits={DDP: None}, zero=("4",), says={"4": "minddp/ddp.py was not found", "top": "minddp/ddp.py"}),
+    Case("missing-file", "ddp.py is not in the submission (the bonus work is in it: no bonus either)",
+         edits={DDP: None}, zero=("4", "A", "B"),
+         says={"4": "minddp/ddp.py was not found", "A": "your own minddp/ddp.py", "top": "minddp/ddp.py"}),
     Case("infinite-loop", "Reducer.mark_bucket_ready spins forever (while True: pass)",
          edits={REDUCER: [(LAUNCH_LOOP, "        while True:\n            pass\n" + LAUNCH_LOOP)]},
-         zero=("3", "A", "B"), says={"3": "did not finish"}),
+         zero=("3", "A", "B"), says={"3": "did not finish"},
+         deadline_s=6.0),  # 2 timeouts in Part 3, 2 in the bonus: both ranks spin meanwhile
     Case("deadlock", "rank 0 launches an extra all_reduce in finalize_backward",
          edits={REDUCER: [(FINALIZE_BODY, "        if dist.get_rank() == 0:\n"
                                           "            dist.all_reduce(torch.zeros(1))\n" + FINALIZE_BODY)]},
-         zero=("3", "A", "B")),
+         zero=("3", "A", "B"), says={"3": "collective"}),
     Case("os-exit", "os._exit(1) inside the autograd hook",
          edits={REDUCER: [(HOOK_BODY, "        import os\n        os._exit(1)\n" + HOOK_BODY)]},
-         zero=("3", "A", "B"), says={"3": "worker exited (code 1)"}),
+         zero=("3", "A", "B"), says={"3": "exited before it reported a result"}),
     Case("print-flood", "prints 10 MB in every autograd hook call",
          edits={REDUCER: [(HOOK_BODY, "        print('x' * 10_000_000)\n" + HOOK_BODY)]},
          zero=("3", "A", "B"), says={"3": "printed more than"}),
@@ -179,14 +220,17 @@ CASES = [
          edits={REDUCER: [(REDUCER_IMPORTS, REDUCER_IMPORTS + READ_HIDDEN),
                           (REDUCER_INIT_BODY, "        _peek_at_hidden_files()\n" + REDUCER_INIT_BODY)]},
          zero=("3", "A", "B"), says={"3": "LEAK-ATTEMPT"}, check=_isolation_check),
+    Case("read-reference", "process_group.py reads the reference files graded beside it (later parts) into "
+         "the output", edits={PROCESS_GROUP: [(PG_IMPORTS, PG_IMPORTS + REFERENCE_PROBE)]},
+         zero=("1",), says={"1": "LEAK-ATTEMPT"}, check=_no_reference_source),
     Case("torch-ddp", "ddp.py wraps torch.nn.parallel.DistributedDataParallel",
-         edits={DDP: [("\nclass DistributedDataParallel(nn.Module):", "\nclass _Mine(nn.Module):"),
-                      ("        # END SOLUTION\n", "        # END SOLUTION\n")]},
-         zero=("4",), says={"4": "torch.nn.parallel"}),
+         edits={DDP: [("\nclass DistributedDataParallel(nn.Module):", "\nclass _MyDDP(nn.Module):"),
+                      (AT_END, TORCH_DDP)]},
+         zero=("4", "A", "B"), says={"4": "DistributedDataParallel", "top": "torch's own DDP"}),
     Case("memory-hog", "allocates 4 GB in the autograd hook (rank 0)",
          edits={REDUCER: [(HOOK_BODY, "        if dist.get_rank() == 0:\n"
                                       "            self._hog = torch.ones(1 << 30)  # 4 GiB of float32\n" + HOOK_BODY)]},
-         zero=("3", "A", "B"), says={"3": "MB of memory and was stopped"}),
+         zero=("3", "A", "B"), says={"3": "too much memory"}),
 ]
 
 

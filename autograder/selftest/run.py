@@ -1,0 +1,468 @@
+"""Self-test of the hidden autograder: grade broken and hostile submissions and check what it answers.
+
+    .venv/bin/python autograder/selftest/run.py                          # every case (make selftest runs it via pytest)
+    .venv/bin/python autograder/selftest/run.py --cases deadlock,os-exit --deadline-s 30
+    .venv/bin/python autograder/selftest/run.py repeat 20                 # make grade-repeat N=20
+
+Every case of ``cases.py`` is a submission made at test time from the reference (or the stubs) by one small
+edit. The autograder's source folder is built once; each case is graded by the real grader
+(``python -m grader``, as ``run_autograder`` calls it) in a folder laid out like Gradescope's /autograder
+(source/, submission/, results/), with the working directory in source/ as on Gradescope. The reference pass
+is computed once, by the first grading of the solutions, and reused (``--reference-cache``); a short
+``--deadline-s`` makes the hanging cases quick. For every case the runner checks:
+
+* the grader exited 0 within the time limit and left no process behind;
+* results.json is valid (score, tests with name/score/max_score/status/output, each output < 100,000
+  characters, score = the sum of the tests' scores) and lists the same tests as the solutions' run;
+* the expectation: which parts score 0, which keep full marks (graded independently), the score range,
+  the substrings the messages must contain, and any case-specific check (isolation, tampering).
+
+``repeat N`` grades the solutions N times with the full pipeline (reference pass and the real deadline
+included) and reports whether the results were identical and the min / median / max time.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import json
+import os
+import shutil
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import uuid
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+AUTOGRADER = os.path.dirname(HERE)
+REPO = os.path.dirname(AUTOGRADER)
+if AUTOGRADER not in sys.path:
+    sys.path.insert(0, AUTOGRADER)
+
+from selftest.cases import AT_END, CASES, FULL_REST, Case  # noqa: E402
+
+REAL_DEADLINE_S = 30.0  # grader.run.SCENARIO_DEADLINE_S, what Gradescope uses
+TEST_DEADLINE_S = 10.0  # the self-test's per-scenario deadline (solutions need 1-3 s per scenario)
+HOSTILE_LIMIT_S = 180.0  # the worst hostile case must grade within 3 minutes
+CASE_TIMEOUT_S = 600.0  # the runner's own limit per grading (the grader's budget is 420 s)
+MAX_OUTPUT_CHARS = 100_000  # Gradescope cuts each output here
+TAG = "MINDDP_SELFTEST_TAG"  # set in each grading's environment: finds processes it left behind
+
+
+def _load_build():
+    spec = importlib.util.spec_from_file_location("autograder_build", os.path.join(AUTOGRADER, "build.py"))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def student_paths() -> list[str]:
+    with open(os.path.join(REPO, "solutions", "student_files.json"), encoding="utf-8") as f:
+        return [entry["path"] for entry in json.load(f)["files"]]
+
+
+# -- making a submission -----------------------------------------------------------------------------------
+
+def apply_edits(text: str, path: str, edits: list, case: str) -> str:
+    for old, new in edits:
+        if old is AT_END:
+            text += new
+            continue
+        count = text.count(old)
+        if count != 1:
+            raise ValueError(f"case {case}: the edit anchor {old[:60]!r} occurs {count} times in {path} "
+                             "(expected once); update autograder/selftest/cases.py to the current reference")
+        text = text.replace(old, new)
+    return text
+
+
+def make_submission(case: Case, into: str) -> str:
+    """The case's submission folder: the student files of solutions/ (or assignment/), edited."""
+    root = os.path.join(REPO, "solutions" if case.start == "solutions" else "assignment")
+    unknown = set(case.edits) - set(student_paths())
+    if unknown:
+        raise ValueError(f"case {case.name}: edits files students do not submit: {sorted(unknown)}")
+    for path in student_paths():
+        source = os.path.join(root, path)
+        if not os.path.exists(source) or (path in case.edits and case.edits[path] is None):
+            continue  # answers.py before Part 6 existed, or a file the case leaves out
+        with open(source, encoding="utf-8") as f:
+            text = f.read()
+        edit = case.edits.get(path)
+        if isinstance(edit, str):
+            text = edit
+        elif edit:
+            text = apply_edits(text, path, edit, case.name)
+        target = os.path.join(into, path)
+        os.makedirs(os.path.dirname(target) or into, exist_ok=True)
+        with open(target, "w", encoding="utf-8") as f:
+            f.write(text)
+    return into
+
+
+# -- grading one submission ----------------------------------------------------------------------------------
+
+@dataclass
+class Graded:
+    results: dict | None
+    seconds: float
+    returncode: int | None
+    log: str  # the grader's stdout and stderr (tail)
+    problems: list = field(default_factory=list)  # what went wrong with the grading itself
+
+
+def _tagged_processes(tag: str) -> list[int]:
+    """Every process whose environment carries ``tag`` (a grading and everything it started)."""
+    needle = f"{TAG}={tag}".encode()
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit() or int(entry) == os.getpid():
+            continue
+        try:
+            with open(f"/proc/{entry}/environ", "rb") as f:
+                if needle in f.read().split(b"\0"):
+                    found.append(int(entry))
+        except OSError:
+            continue
+    return found
+
+
+def _kill(pids: list[int]) -> None:
+    for pid in pids:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+
+
+def grade(source: str, submission: str, folder: str, cache: str | None, deadline_s: float,
+          timeout_s: float = CASE_TIMEOUT_S, python: str = sys.executable) -> Graded:
+    """Grade ``submission`` as run_autograder would, in ``folder`` laid out like /autograder."""
+    case_source = os.path.join(folder, "source")
+    shutil.copytree(source, case_source)  # a fresh copy: a hostile submission may litter it
+    results = os.path.join(folder, "results", "results.json")
+    os.makedirs(os.path.dirname(results), exist_ok=True)
+    command = [python, "-m", "grader", "--source", case_source, "--submission", submission,
+               "--results", results, "--deadline-s", str(deadline_s)]
+    if cache:
+        command += ["--reference-cache", cache]
+    tag = uuid.uuid4().hex
+    log_path = os.path.join(folder, "grader.log")
+    began = time.monotonic()
+    problems = []
+    with open(log_path, "wb") as log:
+        proc = subprocess.Popen(command, cwd=case_source, stdout=log, stderr=subprocess.STDOUT,
+                                stdin=subprocess.DEVNULL, env={**os.environ, TAG: tag}, start_new_session=True)
+        try:
+            returncode = proc.wait(timeout=timeout_s)
+        except subprocess.TimeoutExpired:
+            _kill(_tagged_processes(tag))
+            returncode = proc.wait()
+            problems.append(f"the grader did not finish within {timeout_s:.0f} s and was killed")
+    seconds = time.monotonic() - began
+    left = _tagged_processes(tag)
+    if left:
+        _kill(left)
+        problems.append(f"the grader left {len(left)} process(es) running after it exited: {left}")
+    if returncode != 0 and not problems:
+        problems.append(f"the grader exited with code {returncode}")
+    with open(log_path, "rb") as f:
+        log_text = f.read()[-4000:].decode("utf-8", "replace")
+    try:
+        with open(results, encoding="utf-8") as f:
+            data = json.load(f)
+    except (OSError, ValueError) as error:
+        data = None
+        problems.append(f"results.json is missing or not JSON: {error}")
+    return Graded(data, seconds, returncode, log_text, problems)
+
+
+# -- checking the expectation --------------------------------------------------------------------------------
+
+def part_of(test: dict) -> str:
+    """"3.10" -> "3", "A.2" -> "A"."""
+    return str(test.get("number", "?")).split(".")[0]
+
+
+def is_isolated(results: dict) -> bool:
+    return "no isolation" not in results.get("output", "")
+
+
+def schema_problems(results: dict) -> list[str]:
+    problems = []
+    if not isinstance(results, dict):
+        return ["results.json is not an object"]
+    if not isinstance(results.get("score"), (int, float)):
+        problems.append("no numeric top-level score")
+    if not isinstance(results.get("tests"), list) or not results.get("tests"):
+        return problems + ["no tests list (or an empty one)"]
+    if len(results.get("output", "")) >= MAX_OUTPUT_CHARS:
+        problems.append(f"top-level output has {len(results['output'])} characters (limit {MAX_OUTPUT_CHARS})")
+    for test in results["tests"]:
+        label = f"test {test.get('number', '?')} {test.get('name', '?')!r}"
+        for key, kind in (("name", str), ("score", (int, float)), ("max_score", (int, float)), ("output", str)):
+            if not isinstance(test.get(key), kind):
+                problems.append(f"{label}: {key} missing or of the wrong type")
+        if test.get("status") not in ("passed", "failed"):
+            problems.append(f"{label}: status {test.get('status')!r}")
+        if len(test.get("output", "")) >= MAX_OUTPUT_CHARS:
+            problems.append(f"{label}: output has {len(test['output'])} characters (limit {MAX_OUTPUT_CHARS})")
+    total = sum(t.get("score", 0) for t in results["tests"] if isinstance(t.get("score"), (int, float)))
+    if isinstance(results.get("score"), (int, float)) and abs(results["score"] - total) > 1e-3:  # each test's score is rounded to 4 places
+        problems.append(f"score {results['score']} is not the sum of the tests' scores ({total})")
+    return problems
+
+
+def expectation_problems(case: Case, results: dict, baseline: dict | None) -> list[str]:
+    """What ``results`` gets wrong about ``case``'s expectation (``baseline``: the solutions' results)."""
+    problems = []
+    tests = results.get("tests", [])
+    parts = sorted({part_of(t) for t in tests})
+    if baseline is not None:
+        want = [(t["number"], t["name"]) for t in baseline["tests"]]
+        have = [(t.get("number"), t.get("name")) for t in tests]
+        if have != want:
+            missing = [w for w in want if w not in have]
+            problems.append(f"the tests differ from the solutions' run (missing: {missing[:5]})")
+    full_score = {t["number"]: t["score"] for t in baseline["tests"]} if baseline else {}
+    full = [p for p in parts if p not in case.zero] if case.full == FULL_REST else list(case.full)
+    for part in case.zero:
+        scored = [f"{t['number']} ({t['score']})" for t in tests if part_of(t) == part and t.get("score")]
+        if scored:
+            problems.append(f"part {part} must score 0, but these tests scored: {', '.join(scored)}")
+    for part in full:
+        lost = [t for t in tests if part_of(t) == part and (t.get("status") != "passed" or
+                                                           t.get("score") != full_score.get(t["number"], t.get("score")))]
+        for t in lost[:3]:
+            first = (t.get("output", "").strip().splitlines() or [""])[0][:300]
+            problems.append(f"part {part} must keep full marks (graded independently), but test {t['number']} "
+                            f"{t['status']} with {t['score']}: {first}")
+    if case.score is not None:
+        low, high = case.score
+    else:
+        low = sum(full_score.get(t["number"], 0) for t in tests if part_of(t) in full)
+        high = low + sum(full_score.get(t["number"], 0) for t in tests if part_of(t) not in full + list(case.zero))
+    if not low - 1e-3 <= results.get("score", -1) <= high + 1e-3:  # scores are rounded to 4 places
+        problems.append(f"score {results.get('score')} is outside the expected range [{low}, {high}]")
+    for where, text in case.says.items():
+        if where == "top":
+            outputs = [results.get("output", "")]
+        else:
+            outputs = [t.get("output", "") for t in tests if part_of(t) == where]
+            if not outputs:
+                continue  # a part that does not exist (yet): nothing to say
+        if not any(text in o for o in outputs):
+            sample = next((o for o in outputs if o.strip()), "(all empty)")
+            problems.append(f"no {'top-level' if where == 'top' else 'part ' + where} output contains {text!r}; "
+                            f"one reads: {sample.strip()[:300]!r}")
+    if case.check is not None:
+        problems += case.check(results, is_isolated(results))
+    return problems
+
+
+# -- running cases -------------------------------------------------------------------------------------------
+
+@dataclass
+class Outcome:
+    case: Case
+    graded: Graded
+    problems: list[str]
+    deadline_s: float = TEST_DEADLINE_S
+
+    @property
+    def passed(self) -> bool:
+        return not self.problems
+
+    @property
+    def score(self) -> float | None:
+        return self.graded.results.get("score") if self.graded.results else None
+
+
+class SelfTest:
+    """Builds the autograder's source once; grades submissions against one reference pass."""
+
+    def __init__(self, workdir: str | None = None, deadline_s: float | None = None, python: str = sys.executable):
+        """``deadline_s``: the per-scenario deadline of every grading; None: TEST_DEADLINE_S, or the case's own."""
+        self.workdir = workdir or tempfile.mkdtemp(prefix="minddp-selftest-")
+        self.deadline_s = deadline_s
+        self.python = python
+        self.source = _load_build().build_source(os.path.join(self.workdir, "source"))
+        self.cache = os.path.join(self.workdir, "reference-cache.json")
+        self.baseline: dict | None = None
+        self._lock = threading.Lock()
+        self._count = 0
+
+    def folder(self, name: str) -> str:
+        with self._lock:
+            self._count += 1
+            path = os.path.join(self.workdir, f"{self._count:02d}-{name}")
+        os.makedirs(path)
+        return path
+
+    def deadline_for(self, case: Case) -> float:
+        return self.deadline_s or case.deadline_s or TEST_DEADLINE_S
+
+    def grade_case(self, case: Case) -> Outcome:
+        folder = self.folder(case.name)
+        submission = make_submission(case, os.path.join(folder, "submission"))
+        cache = self.cache + ".copy-" + os.path.basename(folder)
+        if os.path.exists(self.cache):
+            shutil.copyfile(self.cache, cache)  # each grading its own copy: nothing can spoil the next one's
+        graded = grade(self.source, submission, folder, cache, self.deadline_for(case), python=self.python)
+        if not os.path.exists(self.cache) and os.path.exists(cache):
+            shutil.copyfile(cache, self.cache)  # the first grading computed the reference pass
+        problems = list(graded.problems)
+        if graded.results is not None:
+            problems += schema_problems(graded.results)
+            if self.baseline is None and case.name == "solutions":
+                self.baseline = graded.results  # the expected score of every test, and the list of tests
+            if not problems:
+                problems += expectation_problems(case, graded.results, self.baseline)
+        if case.hostile and graded.seconds > HOSTILE_LIMIT_S:
+            problems.append(f"grading took {graded.seconds:.0f} s (limit {HOSTILE_LIMIT_S:.0f} s)")
+        return Outcome(case, graded, problems, self.deadline_for(case))
+
+    def run(self, cases: list[Case], jobs: int = 1, solutions_runs: int = 1) -> tuple[list[Outcome], list[Outcome]]:
+        """Grade the solutions first (the reference pass and the baseline), then ``cases`` on ``jobs`` threads.
+
+        Returns (the case outcomes in ``cases`` order, every grading of the solutions)."""
+        solutions = next(c for c in CASES if c.name == "solutions")
+        first = self.grade_case(solutions)
+        repeats = [solutions] * (solutions_runs - 1)
+        todo = [c for c in cases if c.name != "solutions"] + repeats
+        with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
+            done = list(pool.map(self.grade_case, todo))
+        outcomes = {c.name: o for c, o in zip(todo, done)}
+        outcomes["solutions"] = first
+        runs = [first] + done[len(todo) - len(repeats):]
+        return [outcomes[c.name] for c in cases], runs
+
+
+def comparable(results: dict | None) -> dict | None:
+    """results.json without what may differ between identical gradings (the time it took)."""
+    if results is None:
+        return None
+    return {k: v for k, v in results.items() if k != "execution_time"}
+
+
+def determinism_problems(runs: list[Outcome]) -> list[str]:
+    first = comparable(runs[0].graded.results)
+    problems = []
+    for i, run in enumerate(runs[1:], start=2):
+        other = comparable(run.graded.results)
+        if other != first:
+            diff = [t["number"] for t, u in zip((first or {}).get("tests", []), (other or {}).get("tests", []))
+                    if t != u]
+            problems.append(f"grading {i} of the solutions differs from grading 1 (score {run.score} vs "
+                            f"{runs[0].score}; tests differing: {diff or 'top-level fields'})")
+    return problems
+
+
+def table(outcomes: list[Outcome]) -> str:
+    rows = [f"{'case':<14} {'expected':<34} {'score':>6} {'time':>6}  verdict",
+            f"{'-' * 14} {'-' * 34} {'-' * 6} {'-' * 6}  {'-' * 7}"]
+    for o in outcomes:
+        c = o.case
+        if c.score is not None and c.score[0] == c.score[1]:
+            expected = f"score {c.score[0]}"
+        else:
+            expected = ("all parts full" if not c.zero else f"0 on {','.join(c.zero)}, rest full"
+                        if c.full == FULL_REST else f"0 on {','.join(c.zero)}")
+        if c.check is not None:
+            expected += " +check"
+        score = "-" if o.score is None else f"{o.score:g}"
+        verdict = "PASS" if o.passed else "FAIL"
+        if o.passed and o.graded.results is not None and not is_isolated(o.graded.results) and c.name == "read-hidden":
+            verdict += " (no isolation here: the grader says so)"
+        rows.append(f"{c.name:<14} {expected:<34} {score:>6} {o.graded.seconds:5.1f}s  {verdict}")
+        rows += [f"{'':<14}   - {p}" for p in o.problems]
+    return "\n".join(rows)
+
+
+def repeat(n: int, deadline_s: float, use_cache: bool, python: str = sys.executable) -> int:
+    """Grade the solutions ``n`` times in a row; report identical results and min / median / max time."""
+    test = SelfTest(deadline_s=deadline_s, python=python)
+    solutions = next(c for c in CASES if c.name == "solutions")
+    runs = []
+    for i in range(n):
+        outcome = test.grade_case(solutions) if use_cache else grade_uncached(test, solutions)
+        runs.append(outcome)
+        print(f"grading {i + 1}/{n}: score {outcome.score} in {outcome.graded.seconds:.1f} s"
+              f"{'' if outcome.passed else '  PROBLEMS: ' + '; '.join(outcome.problems)}", flush=True)
+    times = [r.graded.seconds for r in runs]
+    scores = {r.score for r in runs}
+    problems = determinism_problems(runs)
+    print(f"\n{n} gradings of the solutions (deadline {deadline_s:g} s, reference pass "
+          f"{'cached after the first' if use_cache else 'in every grading'}): scores "
+          f"{'identical' if len(scores) == 1 else 'DIFFER'} {sorted(scores, key=str)}; results.json "
+          f"{'identical' if not problems else 'DIFFER'} (ignoring execution_time); time min "
+          f"{min(times):.1f} s, median {statistics.median(times):.1f} s, max {max(times):.1f} s")
+    for p in problems:
+        print("  " + p)
+    shutil.rmtree(test.workdir, ignore_errors=True)
+    return 0 if len(scores) == 1 and not problems and all(r.passed for r in runs) else 1
+
+
+def grade_uncached(test: SelfTest, case: Case) -> Outcome:
+    """A grading exactly as on Gradescope: its own reference pass."""
+    folder = test.folder(case.name)
+    submission = make_submission(case, os.path.join(folder, "submission"))
+    graded = grade(test.source, submission, folder, None, test.deadline_for(case), python=test.python)
+    problems = list(graded.problems) + (schema_problems(graded.results) if graded.results else [])
+    if graded.results is not None and not problems:
+        test.baseline = test.baseline or graded.results
+        problems += expectation_problems(case, graded.results, test.baseline)
+    return Outcome(case, graded, problems, test.deadline_for(case))
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="autograder/selftest/run.py", description=__doc__.splitlines()[0])
+    parser.add_argument("command", nargs="?", default="cases", choices=["cases", "repeat", "list"])
+    parser.add_argument("n", nargs="?", type=int, default=20, help="repeat: how many gradings")
+    parser.add_argument("--cases", help="comma-separated case names (default: all)")
+    parser.add_argument("--deadline-s", type=float, help=f"per-scenario deadline (default {TEST_DEADLINE_S:g} "
+                        f"for cases, {REAL_DEADLINE_S:g} for repeat)")
+    parser.add_argument("--jobs", type=int, default=1, help="cases graded at the same time")
+    parser.add_argument("--solutions-runs", type=int, default=1, help="grade the solutions this many times "
+                        "and require identical results")
+    parser.add_argument("--cache", action="store_true", help="repeat: reuse the first reference pass")
+    parser.add_argument("--keep", action="store_true", help="keep the work folder (graded folders, logs)")
+    parser.add_argument("--python", default=sys.executable, help="the Python that runs the grader (and so the "
+                        "workers); as root, one every user can run makes the grader isolate student code")
+    args = parser.parse_args(argv)
+    if args.command == "list":
+        for case in CASES:
+            print(f"{case.name:<14} {case.about}")
+        return 0
+    if args.command == "repeat":
+        return repeat(args.n, args.deadline_s or REAL_DEADLINE_S, args.cache, args.python)
+    names = args.cases.split(",") if args.cases else [c.name for c in CASES]
+    unknown = set(names) - {c.name for c in CASES}
+    if unknown:
+        parser.error(f"unknown cases {sorted(unknown)}; see `run.py list`")
+    cases = [c for c in CASES if c.name in names]
+    test = SelfTest(deadline_s=args.deadline_s, python=args.python)
+    began = time.monotonic()
+    outcomes, runs = test.run(cases, jobs=args.jobs, solutions_runs=args.solutions_runs)
+    print(table(outcomes))
+    problems = determinism_problems(runs) if len(runs) > 1 else []
+    for p in problems:
+        print("DETERMINISM: " + p)
+    hostile = [o for o in outcomes if o.case.hostile]
+    if hostile:
+        worst = max(hostile, key=lambda o: o.graded.seconds)
+        print(f"\nworst hostile case: {worst.case.name}, {worst.graded.seconds:.1f} s with a {worst.deadline_s:g} s "
+              f"deadline per scenario; whole self-test {time.monotonic() - began:.0f} s; work folder {test.workdir}")
+    if not args.keep:
+        shutil.rmtree(test.workdir, ignore_errors=True)
+    return 0 if all(o.passed for o in outcomes) and not problems else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,69 @@
+"""The autograder's self-test (`make selftest`): grade every case of autograder/selftest/cases.py and check it.
+
+The source folder is built once, the reference pass is computed once (by the first grading of the
+solutions) and reused, and the per-scenario deadline is short (10 s) so hanging cases finish quickly. The
+solutions are graded three times: their results.json must be identical (except execution_time).
+
+Knobs (environment): SELFTEST_JOBS (cases graded at the same time, default 2), SELFTEST_CASES (comma-separated
+names, default all), SELFTEST_DEADLINE_S (one deadline for every case), SELFTEST_PYTHON (the Python that runs
+the grader: as root, one every user can run makes the grader isolate student code).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sys
+import time
+
+import pytest
+
+AUTOGRADER = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, AUTOGRADER)
+
+from selftest import run as selftest  # noqa: E402
+from selftest.cases import CASES  # noqa: E402
+
+SOLUTIONS_RUNS = 3
+SELECTED = [c for c in CASES if c.name in os.environ.get("SELFTEST_CASES", "").split(",")] or CASES
+
+
+@pytest.fixture(scope="module")
+def graded(request, tmp_path_factory):
+    deadline = os.environ.get("SELFTEST_DEADLINE_S")
+    test = selftest.SelfTest(str(tmp_path_factory.mktemp("selftest")), float(deadline) if deadline else None,
+                             os.environ.get("SELFTEST_PYTHON", sys.executable))
+    began = time.monotonic()
+    outcomes, runs = test.run(SELECTED, jobs=int(os.environ.get("SELFTEST_JOBS", "2")), solutions_runs=SOLUTIONS_RUNS)
+    text = "\n".join(["", selftest.table(outcomes), f"solutions graded {len(runs)} times: "
+                      + ", ".join(f"{r.graded.seconds:.1f} s" for r in runs),
+                      f"self-test: {time.monotonic() - began:.0f} s in all, {test.workdir}", ""])
+    capture = request.config.pluginmanager.getplugin("capturemanager")
+    with capture.global_and_fixture_disabled() if capture else contextlib.nullcontext():
+        print(text, flush=True)  # the case table, also when pytest captures output
+    return {o.case.name: o for o in outcomes}, runs
+
+
+@pytest.mark.parametrize("name", [c.name for c in SELECTED])
+def test_case(graded, name):
+    outcome = graded[0][name]
+    assert outcome.passed, (f"self-test case {name!r} ({outcome.case.about}), graded in "
+                            f"{outcome.graded.seconds:.1f} s:\n  - " + "\n  - ".join(outcome.problems)
+                            + f"\n\nthe grader's log ends with:\n{outcome.graded.log[-1500:]}")
+
+
+def test_solutions_graded_identically(graded):
+    runs = graded[1]
+    assert len(runs) == SOLUTIONS_RUNS
+    problems = selftest.determinism_problems(runs)
+    assert not problems, "the same submission must get the same results.json every time:\n" + "\n".join(problems)
+
+
+def test_worst_hostile_case_within_limit(graded):
+    hostile = [o for o in graded[0].values() if o.case.hostile]
+    if not hostile:
+        pytest.skip("no hostile case selected")
+    worst = max(hostile, key=lambda o: o.graded.seconds)
+    assert worst.graded.seconds <= selftest.HOSTILE_LIMIT_S, (
+        f"the slowest hostile case, {worst.case.name}, took {worst.graded.seconds:.0f} s with a "
+        f"{worst.deadline_s:g} s deadline per scenario (limit {selftest.HOSTILE_LIMIT_S:.0f} s)")
