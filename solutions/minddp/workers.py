@@ -185,6 +185,13 @@ class WorkerPool:
     def _log(self, rank: int, kind: str) -> str:
         return os.path.join(self.logdir, f"rank{rank}.{kind}")
 
+    def _limit_output(self) -> None:
+        """Runs in the child before exec: lowering its own limit needs no privilege (prlimit on another
+        user's process would need CAP_SYS_RESOURCE, which Gradescope's root lacks)."""
+        if self.max_output_mb:
+            limit = int(self.max_output_mb * 2**20)
+            resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
+
     def start(self) -> None:
         self.close()
         self.starts += 1
@@ -204,12 +211,9 @@ class WorkerPool:
                 proc = subprocess.Popen(
                     [sys.executable, "-m", "minddp.workers", *map(str, fds), str(self.collective_timeout_s)],
                     env=env, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT, pass_fds=fds,
-                    start_new_session=True,
+                    start_new_session=True, preexec_fn=self._limit_output,
                     **({"user": self.user, "group": self.user, "extra_groups": []} if self.user else {}))
             theirs.close()
-            if self.max_output_mb:
-                limit = int(self.max_output_mb * 2**20)
-                resource.prlimit(proc.pid, resource.RLIMIT_FSIZE, (limit, limit))
             self.procs.append(proc)
             self.conns.append(Connection(ours.detach()))
         replies = self._collect(START_TIMEOUT_S, "starting the workers")
