@@ -7,7 +7,8 @@
    processes where no student code was ever loaded.
 5. Student pass, part by part, in workers running as an unprivileged user (when grading as root). A part
    is graded with the reference version of the files of OTHER parts, except earlier parts that passed, so
-   one mistake is charged once.
+   one mistake is charged once (as bytecode: student code runs beside it and must not read its source).
+   The bonus is graded with the student's own reducer.py and ddp.py, never the reference's.
 6. Compare in this process (which imports neither torch nor student code), score, write results.json
    atomically.
 """
@@ -240,10 +241,15 @@ def failure_text(error: str) -> str:
         return (f"Your code printed more than {WORKER_MAX_OUTPUT_MB} MB, so its output was cut off and the "
                 f"check stopped; print less (e.g. not in every autograd hook):\n{error}")
     hint = ""
-    if "gloo" in error and any(s in error for s in GLOO_MISMATCH):
+    died = "before reporting a result" in error  # then the others' broken connections are its consequence
+    if "doesn't match expected size" in error or (not died and "gloo" in error
+                                                   and any(s in error for s in GLOO_MISMATCH)):
         hint = ("\nThe ranks' collectives did not pair up: one rank launched a collective the others did not, "
                 "or in a different order or size (handout §3).")
-    if "before reporting a result" in error:
+    if "killed by SIGKILL" in error:  # not by us (that is the memory message above): the kernel's OOM killer
+        hint += ("\nSIGKILL usually means the machine ran out of memory (Gradescope has 768 MB for everything): "
+                 "does your code keep tensors it no longer needs?")
+    if died:
         return ("A process running your code exited before it reported a result (os._exit, a crash, or "
                 f"an abort).{hint}\n\n{error}")
     return f"Your code raised {exception_line(error)}{hint}\n\nWhere (innermost calls last):\n{error}"

@@ -107,6 +107,7 @@ def make_variant(student_dir: str, reference_dir: str, use_reference: set[str], 
             if os.path.exists(target):
                 os.remove(target)
             py_compile.compile(os.path.join(reference_dir, path), cfile=target + "c", dfile=path, doraise=True)
+            os.chmod(target + "c", 0o644)  # the student's workers import it, whatever the umask
     return variant
 
 

@@ -9,7 +9,7 @@ A case says what a student did (``edits``) and what the autograder must answer (
     full    parts every test of which must pass; FULL_REST (the default) = every part not in ``zero``
     says    {part or "top": substring}: some test output of that part (or the top-level output) has it
     score   (low, high) total score; None = implied by ``zero`` and ``full`` (taken from the solutions' run)
-    deadline_s  the per-scenario deadline for this case (default: the run's, 10 s in the self-test)
+    deadline_s  the per-scenario deadline for this case (default: the run's, 20 s in the self-test)
     check   extra assertions ``check(results, isolated) -> [problem, ...]`` (isolated: the grader ran
             student code as an unprivileged user), for the cases whose expectation depends on isolation
 
@@ -24,7 +24,6 @@ from typing import Callable, Optional, Union
 
 FULL_REST = "rest"
 AT_END = None  # as the "old substring" of an edit: append the new text to the file
-Edit = Union[list, str, None]
 
 REDUCER = "minddp/reducer.py"
 DDP = "minddp/ddp.py"
@@ -230,7 +229,7 @@ CASES = [
     Case("memory-hog", "allocates 4 GB in the autograd hook (rank 0)",
          edits={REDUCER: [(HOOK_BODY, "        if dist.get_rank() == 0:\n"
                                       "            self._hog = torch.ones(1 << 30)  # 4 GiB of float32\n" + HOOK_BODY)]},
-         zero=("3", "A", "B"), says={"3": "too much memory"}),
+         zero=("3", "A", "B"), says={"3": "memory"}),  # our monitor, or (in 768 MB) the kernel's OOM killer
 ]
 
 

@@ -48,8 +48,10 @@ if AUTOGRADER not in sys.path:
 from selftest.cases import AT_END, CASES, FULL_REST, Case  # noqa: E402
 
 REAL_DEADLINE_S = 30.0  # grader.run.SCENARIO_DEADLINE_S, what Gradescope uses
-TEST_DEADLINE_S = 10.0  # the self-test's per-scenario deadline (solutions need 1-3 s per scenario)
+TEST_DEADLINE_S = 20.0  # the self-test's per-scenario deadline: solutions need 0.2-3.5 s per scenario,
+# several times that when other test runs load the machine; only the hanging cases wait for it
 HOSTILE_LIMIT_S = 180.0  # the worst hostile case must grade within 3 minutes
+SOLUTIONS_NOMINAL_S = 35.0  # a cached grading of the solutions here (2 cores, 2 cases at a time, no other load)
 CASE_TIMEOUT_S = 600.0  # the runner's own limit per grading (the grader's budget is 420 s)
 MAX_OUTPUT_CHARS = 100_000  # Gradescope cuts each output here
 TAG = "MINDDP_SELFTEST_TAG"  # set in each grading's environment: finds processes it left behind
@@ -324,8 +326,6 @@ class SelfTest:
                 self.baseline = graded.results  # the expected score of every test, and the list of tests
             if not problems:
                 problems += expectation_problems(case, graded.results, self.baseline)
-        if case.hostile and graded.seconds > HOSTILE_LIMIT_S:
-            problems.append(f"grading took {graded.seconds:.0f} s (limit {HOSTILE_LIMIT_S:.0f} s)")
         return Outcome(case, graded, problems, self.deadline_for(case))
 
     def run(self, cases: list[Case], jobs: int = 1, solutions_runs: int = 1) -> tuple[list[Outcome], list[Outcome]]:
@@ -362,6 +362,25 @@ def determinism_problems(runs: list[Outcome]) -> list[str]:
             problems.append(f"grading {i} of the solutions differs from grading 1 (score {run.score} vs "
                             f"{runs[0].score}; tests differing: {diff or 'top-level fields'})")
     return problems
+
+
+def load_factor(runs: list[Outcome]) -> float:
+    """How much slower than usual this machine graded (other runs load it): the cached gradings of the
+    solutions against SOLUTIONS_NOMINAL_S, at least 1. Time limits are scaled by it."""
+    cached = [r.graded.seconds for r in runs[1:]]
+    return max(1.0, statistics.median(cached) / SOLUTIONS_NOMINAL_S) if cached else 1.0
+
+
+def time_problems(outcomes: list[Outcome], runs: list[Outcome]) -> list[str]:
+    """The worst hostile case must grade within HOSTILE_LIMIT_S (scaled by the machine's load)."""
+    hostile = [o for o in outcomes if o.case.hostile]
+    if not hostile:
+        return []
+    worst, factor = max(hostile, key=lambda o: o.graded.seconds), load_factor(runs)
+    if worst.graded.seconds <= HOSTILE_LIMIT_S * factor:
+        return []
+    return [f"the slowest hostile case, {worst.case.name}, took {worst.graded.seconds:.0f} s with a "
+            f"{worst.deadline_s:g} s deadline per scenario (limit {HOSTILE_LIMIT_S:.0f} s x load factor {factor:.2f})"]
 
 
 def table(outcomes: list[Outcome]) -> str:
@@ -451,9 +470,10 @@ def main(argv: list[str] | None = None) -> int:
     began = time.monotonic()
     outcomes, runs = test.run(cases, jobs=args.jobs, solutions_runs=args.solutions_runs)
     print(table(outcomes))
-    problems = determinism_problems(runs) if len(runs) > 1 else []
+    problems = [f"DETERMINISM: {p}" for p in determinism_problems(runs)]
+    problems += [f"TIME: {p}" for p in time_problems(outcomes, runs)]
     for p in problems:
-        print("DETERMINISM: " + p)
+        print(p)
     hostile = [o for o in outcomes if o.case.hostile]
     if hostile:
         worst = max(hostile, key=lambda o: o.graded.seconds)

@@ -1,8 +1,9 @@
 """The autograder's self-test (`make selftest`): grade every case of autograder/selftest/cases.py and check it.
 
 The source folder is built once, the reference pass is computed once (by the first grading of the
-solutions) and reused, and the per-scenario deadline is short (10 s) so hanging cases finish quickly. The
-solutions are graded three times: their results.json must be identical (except execution_time).
+solutions) and reused, and the per-scenario deadline is short (20 s; 6 s for the infinite loop) so that
+hanging cases finish quickly. The solutions are graded three times: their results.json must be identical
+(except execution_time).
 
 Knobs (environment): SELFTEST_JOBS (cases graded at the same time, default 2), SELFTEST_CASES (comma-separated
 names, default all), SELFTEST_DEADLINE_S (one deadline for every case), SELFTEST_PYTHON (the Python that runs
@@ -36,7 +37,8 @@ def graded(request, tmp_path_factory):
     began = time.monotonic()
     outcomes, runs = test.run(SELECTED, jobs=int(os.environ.get("SELFTEST_JOBS", "2")), solutions_runs=SOLUTIONS_RUNS)
     text = "\n".join(["", selftest.table(outcomes), f"solutions graded {len(runs)} times: "
-                      + ", ".join(f"{r.graded.seconds:.1f} s" for r in runs),
+                      + ", ".join(f"{r.graded.seconds:.1f} s" for r in runs)
+                      + f" (load factor {selftest.load_factor(runs):.2f})",
                       f"self-test: {time.monotonic() - began:.0f} s in all, {test.workdir}", ""])
     capture = request.config.pluginmanager.getplugin("capturemanager")
     with capture.global_and_fixture_disabled() if capture else contextlib.nullcontext():
@@ -60,10 +62,8 @@ def test_solutions_graded_identically(graded):
 
 
 def test_worst_hostile_case_within_limit(graded):
-    hostile = [o for o in graded[0].values() if o.case.hostile]
-    if not hostile:
+    outcomes, runs = list(graded[0].values()), graded[1]
+    if not any(o.case.hostile for o in outcomes):
         pytest.skip("no hostile case selected")
-    worst = max(hostile, key=lambda o: o.graded.seconds)
-    assert worst.graded.seconds <= selftest.HOSTILE_LIMIT_S, (
-        f"the slowest hostile case, {worst.case.name}, took {worst.graded.seconds:.0f} s with a "
-        f"{worst.deadline_s:g} s deadline per scenario (limit {selftest.HOSTILE_LIMIT_S:.0f} s)")
+    problems = selftest.time_problems(outcomes, runs)
+    assert not problems, problems[0]
