@@ -58,9 +58,12 @@ student: $(STAMP) check-sync ## dist/student.zip: assignment/ (+ handout.pdf if 
 grade: $(STAMP) ## run the Gradescope pipeline locally on the solutions (or SUBMISSION=folder-or-zip)
 	$(PY) autograder/build.py grade $(if $(SUBMISSION),--submission $(SUBMISSION))
 
-.PHONY: selftest grade-repeat
-selftest: $(STAMP) ## the autograder on broken and hostile submissions: scores, messages, time, determinism
+.PHONY: selftest grade-repeat mutants
+selftest: $(STAMP) ## the autograder on hostile submissions and mutants (MUTANTS=all: every mutant; default a subset)
 	$(PY) -m pytest -p no:cacheprovider -q autograder/tests
+
+mutants: $(STAMP) ## grade every mutant and correct variant (autograder/selftest/): kill and acceptance rates
+	$(PY) autograder/selftest/mutation.py
 
 grade-repeat: $(STAMP) ## grade the solutions N times (default 20): identical results? min/median/max time
 	$(PY) autograder/selftest/run.py repeat $(or $(N),20)

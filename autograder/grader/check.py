@@ -47,6 +47,15 @@ def scenario(part: int, fn: str, world_size: int = 2, ref: dict | None = None, b
     return attach
 
 
+def hint(text: str) -> Callable:
+    """What a failure of this check usually means: added to every failing output of it (also a crash or
+    a hang, where the check itself never runs)."""
+    def attach(check: Callable) -> Callable:
+        check.__hint__ = text
+        return check
+    return attach
+
+
 def train(part: int, world_size: int = 2, **kwargs: Any) -> Callable:
     """A training scenario: torch's DDP is the reference, the student's minddp the candidate."""
     kwargs.setdefault("tensors", False)  # digests and sums are enough; tensors cost memory on Gradescope
@@ -62,10 +71,11 @@ class CheckInfo:
     weight: float
     visibility: str
     tags: list[str]
+    hint: str = ""
 
 
 def describe(function: Callable) -> CheckInfo:
     doc = (function.__doc__ or function.__name__).strip().splitlines()[0]
     return CheckInfo(function, function.__scenario__, doc, getattr(function, "__number__", ""),
                      float(getattr(function, "__weight__", 0)), getattr(function, "__visibility__", "visible"),
-                     list(getattr(function, "__tags__", [])))
+                     list(getattr(function, "__tags__", [])), getattr(function, "__hint__", ""))

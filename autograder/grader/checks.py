@@ -13,7 +13,7 @@ import random
 
 from gradescope_utils.autograder_utils.decorators import number, tags, weight
 
-from .check import scenario, train
+from .check import hint, scenario, train
 from .compare import allreduces, ascii_overlap, close_training, fail, same_training, side_by_side
 
 # -- Part 1: the process group ----------------------------------------------------------------------------
@@ -76,8 +76,11 @@ def check_rank_layout(ref, got):
     """Part 1: rank layout and the environment torchrun gives each rank"""
     for (rank, lws), r, g in zip(LAYOUTS, ref[0]["layouts"], got[0]["layouts"]):
         if g != r:
+            swapped = "value" in g and g["value"][0] == r["value"][0][::-1]
             fail(f"rank {rank} with {lws} processes per node: node_and_local_rank, global_rank gave "
-                 f"{_outcome_text(g)}; expected {_outcome_text(r)} (handout §1)")
+                 f"{_outcome_text(g)}; expected {_outcome_text(r)} (handout §1)"
+                 + ("\nYour node index and local rank are swapped: node_and_local_rank returns (node, local rank), "
+                    "ranks laid out node by node." if swapped else ""))
     for args, r, g in zip(TORCHRUN, ref[0]["torchrun"], got[0]["torchrun"]):
         if g != r:
             fail(f"torchrun_env{tuple(args)}\n  yours:    {_outcome_text(g)}\n  expected: {_outcome_text(r)}\n"
@@ -118,12 +121,54 @@ def random_bucket_cases(seed: int, count: int) -> list[dict]:
     return cases
 
 
+ELEMENT_BYTES = {"float64": 8, "float32": 4, "float16": 2, "bfloat16": 2}
+# Common mistakes, each as a change to the rules: feedback names the one that reproduces a student's answer.
+BUCKET_MISTAKES = {
+    "reverse": "parameters visited in registration (forward) order instead of reverse order",
+    "seal": "buckets sealed at > instead of >= the limit",
+    "first": "the first bucket's limit ignored (every bucket used the last limit)",
+    "dtypes": "dtypes mixed in one bucket (each dtype must fill its own buckets)",
+    "close": "unfinished buckets closed oldest group first instead of the most recently first-seen group first",
+}
+
+
+def bucket_rules(case: dict, mistake: str = "") -> list[list[int]]:
+    """The bucketing rules of handout §2 in plain Python (no torch here), optionally with one mistake."""
+    n = len(case["sizes"])
+    order = case.get("order") or (list(range(n)) if mistake == "reverse" else list(range(n - 1, -1, -1)))
+    limits = case["limits"][-1:] if mistake == "first" else case["limits"]
+    open_, nbytes, sealed, buckets = {}, {}, {}, []
+    for index in order:
+        group = "all" if mistake == "dtypes" else case["dtypes"][index]
+        if group not in open_:
+            open_[group], nbytes[group], sealed[group] = [], 0, 0
+        open_[group].append(index)
+        nbytes[group] += case["sizes"][index] * ELEMENT_BYTES[case["dtypes"][index]]
+        limit = limits[min(sealed[group], len(limits) - 1)]
+        if nbytes[group] > limit if mistake == "seal" else nbytes[group] >= limit:
+            buckets.append(open_[group])
+            open_[group], nbytes[group], sealed[group] = [], 0, sealed[group] + 1
+    groups = list(open_) if mistake == "close" else list(reversed(list(open_)))
+    return buckets + [open_[g] for g in groups if open_[g]]
+
+
+def bucket_diagnosis(cases: list[dict], got: list[dict]) -> str:
+    """The one mistake that reproduces every answer of the student (if there is one)."""
+    answers = [g.get("value") for g in got]
+    for key, text in BUCKET_MISTAKES.items():
+        if any(a != bucket_rules(c) for c, a in zip(cases, answers)) and \
+                all(a == bucket_rules(c, key) for c, a in zip(cases, answers)):
+            return f"\nYour buckets are exactly what the rules give with one mistake: {text}."
+    return ""
+
+
 def _bucket_check(cases, ref, got, rule: str) -> None:
     for case, r, g in zip(cases, ref[0], got[0]):
         if g != r:
             fail(f"sizes (elements) {case['sizes']}, dtypes {case['dtypes']}, limits (bytes) {case['limits']}"
                  f"{', order ' + str(case['order']) if 'order' in case else ''}\n"
-                 f"  yours:  {_outcome_text(g)}\n  torch's: {_outcome_text(r)}\n{rule}")
+                 f"  yours:  {_outcome_text(g)}\n  torch's: {_outcome_text(r)}\n{rule}"
+                 + bucket_diagnosis(cases, got[0]))
 
 
 BUCKET_REF = {"reference": True}  # the reference is torch's own _compute_bucket_assignment_by_size
@@ -203,6 +248,8 @@ def check_mlp_single_bucket(ref, got):
 
 @weight(2)
 @number("3.4")
+@hint("the tied weight is ONE parameter used twice in forward: its gradient is accumulated once, so it is "
+      "counted once (one hook call) and sits in one bucket slot.")
 @train(part=3, model="tied", steps=4, ddp_kwargs={"bucket_cap_mb": 0.005})
 def check_tied(ref, got):
     """Part 3: a parameter used twice (tied embedding) is counted once per backward"""
@@ -252,9 +299,14 @@ def check_one_allreduce_per_bucket(ref, got):
 
 @weight(4)
 @number("3.8")
-@train(part=3, model="mlp", steps=2, ddp_kwargs={"bucket_cap_mb": 1})
+@train(part=3, model="mlp", steps=2, ddp_kwargs={"bucket_cap_mb": 1}, hold_back=True)
 def check_overlap(ref, got):
     """Part 3: communication overlaps backward (a bucket is launched before the last gradient exists)"""
+    if got[1]["steps"][1]["backward_blocked"]:
+        fail("your all-reduce blocks backward: while rank 1 held back its first all-reduce, rank 0 could not "
+             "compute its remaining gradients, so rank 0 was waiting for communication inside backward. Launch "
+             "each bucket with async_op=True, keep the Work (or future), and wait only in finalize_backward "
+             "(handout §3).")
     for rank, g in enumerate(got):
         if g["steps"][1]["allreduces_before_last_grad"] < 1:
             fail(f"rank {rank}: no all-reduce was launched before the last gradient of backward was computed. "
@@ -265,6 +317,9 @@ def check_overlap(ref, got):
 
 @weight(3)
 @number("3.9")
+@hint("here rank 0 and rank 1 produce gradients in different orders, so their buckets fill in different "
+      "orders. Collectives pair up by call order: launch buckets strictly in index order (bucket i+1 waits for "
+      "bucket i's launch), never in the order they fill.")
 @train(part=3, model="twobranch", steps=4, ddp_kwargs={"bucket_cap_mb": 0.01})
 def check_ready_order_differs(ref, got):
     """Part 3: ranks whose gradients become ready in different orders still agree (ordered launch)"""
@@ -282,6 +337,8 @@ def check_world_size_3(ref, got):
 
 @weight(2)
 @number("3.11")
+@hint("the comm hook here returns a NEW tensor (the averaged copy), not the bucket's buffer: copy back the "
+      "tensor the future returns.")
 @train(part=3, model="mlp", steps=3, hook="record", ddp_kwargs={"bucket_cap_mb": 1})
 def check_comm_hook_buckets(ref, got):
     """Part 3: a comm hook sees torch's buckets (index, parameters) and its result is used"""
@@ -316,19 +373,25 @@ def check_construction_broadcast(ref, got):
 
 @weight(4)
 @number("4.2")
+@hint("broadcast rank 0's buffers at the START of each forward, before the module runs. After it is too late: "
+      "BatchNorm has already used this rank's statistics, and overwriting them in place breaks the tensors "
+      "autograd saved for backward (\"modified by an inplace operation\").")
 @train(part=4, model="convbn", steps=3)
 def check_buffers(ref, got):
     """Part 4: rank 0's buffers are broadcast at the start of every forward"""
     theirs = ref[0]["steps"][0]["forward"][0]
     for step, entry in enumerate(got[0]["steps"]):
         if entry["forward"][0] != theirs:
-            fail(f"step {step + 1}: your forward launched {[c['op'] for c in entry['forward'][0]]}; torch DDP "
+            mine = [c["op"] for c in entry["forward"][0]]
+            fail(f"step {step + 1}: your forward launched {mine if mine else 'no broadcast'}; torch DDP "
                  f"broadcasts rank 0's buffers, one broadcast per dtype: {[c['op'] for c in theirs]} (handout §4)")
     same_training(ref, got, "§4")
 
 
 @weight(5)
 @number("4.3")
+@hint("inside no_sync() each backward only accumulates into .grad (nothing zeroes or overwrites it); the next "
+      "synchronised backward then averages the accumulated sum.")
 @train(part=4, model="convbn", steps=2, accumulate=4, no_sync="forward")
 def check_no_sync(ref, got):
     """Part 4: no_sync accumulates locally with no collective, then the next synced backward averages all"""
@@ -355,6 +418,8 @@ def check_no_sync_read_in_forward(ref, got):
 
 @weight(2)
 @number("4.5")
+@hint("a frozen parameter (requires_grad=False) never gets a gradient: it must not be in any bucket, or its "
+      "bucket never becomes ready.")
 @train(part=4, model="frozen", steps=3, ddp_kwargs={"bucket_cap_mb": 0.01})
 def check_frozen(ref, got):
     """Part 4: frozen parameters (requires_grad=False) are not synchronised"""
@@ -366,6 +431,12 @@ def check_frozen(ref, got):
 @train(part=4, model="convbn", steps=2, accumulate=2, no_sync="never")
 def check_every_backward_syncs(ref, got):
     """Part 4: without no_sync every backward averages, buffers broadcast before every forward"""
+    for step in range(1, len(ref[0]["steps"])):
+        for micro in range(len(ref[0]["steps"][step]["backward"])):
+            mine, theirs = allreduces(got[0], step, micro), allreduces(ref[0], step, micro)
+            if mine != theirs:
+                fail(f"step {step + 1}, backward {micro + 1}: expected one all-reduce per bucket, as torch DDP "
+                     f"(elements, dtype; handout §2, §4):\n" + side_by_side(mine, theirs))
     same_training(ref, got, "§4")
 
 
@@ -416,14 +487,59 @@ def _close(a, b, rtol: float = 1e-9) -> bool:
     return a == b
 
 
+def _ring(n, k, alpha, beta, latency=True, fraction=True):
+    return (2 * (k - 1) * alpha if latency else 0) + (2 * (k - 1) / k if fraction else 2) * n / beta
+
+
+def _ready(sizes, total, order):
+    ready, done = [0.0] * len(sizes), 0
+    for index in order:
+        done += sizes[index]
+        ready[index] = total * done / sum(sizes) if sum(sizes) else 0.0
+    return ready
+
+
+def _simulate(ready, buckets, durations, overlap, launch_order=None):
+    end, bucket_ready = max(ready, default=0.0), [max(ready[i] for i in b) for b in buckets]
+    starts, ends, free = [0.0] * len(buckets), [0.0] * len(buckets), 0.0
+    for b in launch_order or range(len(buckets)):
+        starts[b] = max(bucket_ready[b] if overlap else end, free)
+        ends[b] = free = starts[b] + durations[b]
+    return {"step_time": max([end, *ends]), "comm_start": starts, "comm_end": ends, "bucket_ready": bucket_ready,
+            "backward_end": end}
+
+
+def timeline_mistakes(case: dict) -> dict:
+    """{mistake: what a function returns with it} for the common mistakes of handout §5 (plain Python)."""
+    args = case["args"]
+    if case["fn"] == "ring_allreduce_time" and args[1] > 1:
+        return {"the latency term 2(K-1)α is missing": _ring(*args, latency=False),
+                "the bandwidth term lacks the (K-1)/K factor (it must be 2(K-1)/K · n/β)": _ring(*args, fraction=False)}
+    if case["fn"] == "backward_ready_times" and args[2] is None:
+        return {"gradients taken in registration order; the default is reverse registration order":
+                _ready(args[0], args[1], list(range(len(args[0]))))}
+    if case["fn"] == "simulate_step":
+        ready, buckets, durations, overlap = args
+        bucket_ready = [max(ready[i] for i in b) for b in buckets]
+        by_ready = sorted(range(len(buckets)), key=lambda b: bucket_ready[b])
+        return {"buckets launched in the order they become ready instead of bucket index order":
+                _simulate(ready, buckets, durations, overlap, by_ready),
+                "overlap=False ignored (without overlap no bucket may start before backward ends)":
+                _simulate(ready, buckets, durations, True)}
+    return {}
+
+
 def _timeline_check(function: str, ref, got, rule: str) -> None:
     for case, r, g in zip(TIMELINE_CASES, ref[0], got[0]):
         if case["fn"] != function:
             continue
         ok = "error" not in g and "error" not in r and _close(g["value"], r["value"])
         if not ok:
+            named = [m for m, value in timeline_mistakes(case).items()
+                     if "error" not in g and not _close(value, r["value"]) and _close(g["value"], value)]
             fail(f"{function}(*{case['args']}{', **' + str(case['kwargs']) if 'kwargs' in case else ''})\n"
-                 f"  yours:    {_outcome_text(g)}\n  expected: {_outcome_text(r)}\n{rule} (relative tolerance 1e-9)")
+                 f"  yours:    {_outcome_text(g)}\n  expected: {_outcome_text(r)}\n{rule} (relative tolerance 1e-9)"
+                 + (f"\nYours is exactly what you get when {named[0]}." if named else ""))
 
 
 @weight(3)

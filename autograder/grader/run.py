@@ -154,7 +154,6 @@ class Grader:
         return [results[c.number] for c in self.checks]
 
     def grade_one(self, pool, info: CheckInfo) -> TestResult:
-        from minddp.workers import ScenarioError
         s = info.scenario
         result = TestResult(info.name, info.number, info.weight, visibility=info.visibility, tags=info.tags,
                             extra_credit=bool(s.bonus))
@@ -178,30 +177,37 @@ class Grader:
             return result
         code_dir = self.variant(info)
         note = self.substitution_note(code_dir, USES_PARTS.get(s.part, set()))
+        failure = self.run_check(pool, info, code_dir)
+        if failure is None:
+            result.score, result.status = info.weight, "passed"
+            result.output = note.strip()
+        else:
+            result.output = note + failure + (f"\n\nHint: {info.hint}" if info.hint else "")
+        return result
+
+    def run_check(self, pool, info: CheckInfo, code_dir: str) -> str | None:
+        """Run one check's scenario on ``code_dir`` and compare; None if it passed, else what to tell the student."""
+        from minddp.workers import ScenarioError
+        s = info.scenario
+        group = "the bonus" if s.bonus else f"Part {s.part}"
         try:
             ran = pool.run("grader_scenarios:run", deadline_s=s.deadline_s if s.deadline_s != 60.0
                            else self.deadline_s, code_dir=code_dir, scenario=s.fn, kwargs=s.kwargs, trap=True)
         except ScenarioError as error:
             if error.timed_out:
                 self.timeouts[group] += 1
-            result.output = note + failure_text(str(error))
-            return result
+            return failure_text(str(error))
         got = [r["result"] for r in ran]
         banned = sorted({b for r in ran for b in r["banned"]})
         if banned:
-            result.output = note + f"Your code called {', '.join(banned)}, which this homework does not allow."
-            return result
+            return f"Your code called {', '.join(banned)}, which this homework does not allow."
         try:
             info.function(self.reference[s.reference_key()], got)
         except AssertionError as error:
-            result.output = note + str(error)
-            return result
+            return str(error)
         except Exception:  # a check crashing on odd output is the student's failure, shown plainly
-            result.output = note + "Your code returned something this check cannot read:\n" + traceback.format_exc(limit=-2)
-            return result
-        result.score, result.status = info.weight, "passed"
-        result.output = note.strip()
-        return result
+            return "Your code returned something this check cannot read:\n" + traceback.format_exc(limit=-2)
+        return None
 
     def substitution_note(self, code_dir: str, parts_used: set[int]) -> str:
         if code_dir == self.staged.student_dir:
@@ -313,6 +319,15 @@ def hide_source(grader: Grader) -> None:
         os.chmod(grader.source, os.stat(grader.source).st_mode & ~0o077)
 
 
+def stop_student_processes(user: str | None) -> None:
+    """Student code may have left processes behind (a daemon it forked): none may outlive its grading."""
+    if user:
+        try:
+            subprocess.run(["pkill", "-KILL", "-u", user], capture_output=True, timeout=30)
+        except (OSError, subprocess.SubprocessError):
+            pass  # no pkill on this image: Gradescope stops the container after grading anyway
+
+
 def readable_by_all(path: str) -> None:
     """The student's workers read staged code and scenarios; nothing else of ours."""
     for root, dirs, files in os.walk(path):
@@ -344,6 +359,7 @@ def main(argv: list[str] | None = None) -> int:
         readable_by_all(workdir)
         grader.reference_pass(args.reference_cache)
         tests = grader.student_pass()
+        stop_student_processes(grader.student_user)
         output = grader.summary(tests)
     except Exception:
         tests, output = [], ("The autograder itself failed (not your fault); please tell the course staff.\n\n"

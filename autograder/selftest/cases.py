@@ -3,6 +3,7 @@
 A case says what a student did (``edits``) and what the autograder must answer (the expectation):
 
     edits   {student file: [(old substring, new text), ...]}  each ``old`` must occur exactly once
+            {student file: [Function("Class.method", new source), ...]}  a whole function replaced
             {student file: "whole new text"}                  the file is replaced
             {student file: None}                               the file is left out of the submission
     zero    parts ("1".."6", "A", "B" for the bonus) every test of which must score 0
@@ -37,6 +38,16 @@ FINALIZE_BODY = "        self.expect_autograd_hooks = False\n        if self.nex
 REDUCER_INIT_BODY = "        self.params = list(params)\n"
 REDUCER_IMPORTS = "import torch.distributed as dist\n"
 PG_IMPORTS = "import torch.distributed as dist\n"
+
+
+@dataclass(frozen=True)
+class Function:
+    """An edit that replaces a whole function (``"name"`` or ``"Class.name"``) by ``source``, written at
+    column 0 (it is indented to where the function sits). Readable for rewrites of several lines, and
+    immune to edits elsewhere in the function's file."""
+
+    qualname: str
+    source: str
 
 
 @dataclass(frozen=True)

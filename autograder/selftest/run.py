@@ -24,6 +24,7 @@ included) and reports whether the results were identical and the min / median / 
 from __future__ import annotations
 
 import argparse
+import ast
 import importlib.util
 import json
 import os
@@ -33,6 +34,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import textwrap
 import threading
 import time
 import uuid
@@ -45,7 +47,7 @@ REPO = os.path.dirname(AUTOGRADER)
 if AUTOGRADER not in sys.path:
     sys.path.insert(0, AUTOGRADER)
 
-from selftest.cases import AT_END, CASES, FULL_REST, Case  # noqa: E402
+from selftest.cases import AT_END, CASES, FULL_REST, Case, Function  # noqa: E402
 
 REAL_DEADLINE_S = 30.0  # grader.run.SCENARIO_DEADLINE_S, what Gradescope uses
 TEST_DEADLINE_S = 20.0  # the self-test's per-scenario deadline: solutions need 0.2-3.5 s per scenario,
@@ -71,8 +73,27 @@ def student_paths() -> list[str]:
 
 # -- making a submission -----------------------------------------------------------------------------------
 
+def replace_function(text: str, path: str, edit: Function, case: str) -> str:
+    """``text`` with the function ``edit.qualname`` (decorators included) replaced by ``edit.source``."""
+    scope, node = ast.parse(text).body, None
+    for name in edit.qualname.split("."):
+        node = next((n for n in scope if isinstance(n, (ast.FunctionDef, ast.ClassDef)) and n.name == name), None)
+        if node is None:
+            raise ValueError(f"case {case}: {path} has no {edit.qualname}; update the case to the current reference")
+        scope = node.body
+    lines = text.splitlines(keepends=True)
+    first = min([node.lineno] + [d.lineno for d in node.decorator_list]) - 1
+    indent = " " * node.col_offset
+    new = textwrap.indent(textwrap.dedent(edit.source).strip("\n") + "\n", indent)
+    return "".join(lines[:first]) + new + "".join(lines[node.end_lineno:])
+
+
 def apply_edits(text: str, path: str, edits: list, case: str) -> str:
-    for old, new in edits:
+    for edit in edits:
+        if isinstance(edit, Function):
+            text = replace_function(text, path, edit, case)
+            continue
+        old, new = edit
         if old is AT_END:
             text += new
             continue
@@ -330,17 +351,20 @@ class SelfTest:
 
     def run(self, cases: list[Case], jobs: int = 1, solutions_runs: int = 1) -> tuple[list[Outcome], list[Outcome]]:
         """Grade the solutions first (the reference pass and the baseline), then ``cases`` on ``jobs`` threads.
+        ``solutions_runs=0`` reuses the baseline of an earlier ``run`` (if there was one).
 
         Returns (the case outcomes in ``cases`` order, every grading of the solutions)."""
         solutions = next(c for c in CASES if c.name == "solutions")
-        first = self.grade_case(solutions)
+        if solutions_runs == 0 and self.baseline is None:
+            solutions_runs = 1  # nothing to reuse yet
+        first = [self.grade_case(solutions)] if solutions_runs else []
         repeats = [solutions] * (solutions_runs - 1)
         todo = [c for c in cases if c.name != "solutions"] + repeats
         with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
             done = list(pool.map(self.grade_case, todo))
         outcomes = {c.name: o for c, o in zip(todo, done)}
-        outcomes["solutions"] = first
-        runs = [first] + done[len(todo) - len(repeats):]
+        outcomes.update({"solutions": o for o in first})
+        runs = first + done[len(todo) - len(repeats):]
         return [outcomes[c.name] for c in cases], runs
 
 

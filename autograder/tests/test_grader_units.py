@@ -106,3 +106,52 @@ def test_checks_are_numbered_weighted_and_sum_to_100():
     bonus = sum(c.__weight__ for c in ALL_CHECKS if c.__scenario__.bonus)
     assert round(regular, 6) == 100 and bonus == 10
     assert all((c.__doc__ or "").strip() for c in ALL_CHECKS), "each check has a name for Gradescope"
+
+
+# -- feedback that names the mistake: the grader's plain-Python models must agree with the reference ------
+
+def test_bucket_rules_agree_with_the_reference():
+    """bucket_rules (no torch, in the grading process) names bucketing mistakes; without a mistake it must
+    give exactly the reference's buckets (themselves equal to torch's: solutions/tests/test_bucketing.py)."""
+    import torch
+
+    sys.path.insert(0, os.path.join(REPO, "solutions"))
+    from minddp.bucketing import compute_bucket_assignment
+
+    from grader.checks import BASIC_CASES, BUCKET_MISTAKES, DTYPE_CASES, ORDER_CASES, bucket_rules, random_bucket_cases
+
+    cases = BASIC_CASES + DTYPE_CASES + ORDER_CASES + random_bucket_cases(seed=3, count=400)
+    differs = dict.fromkeys(BUCKET_MISTAKES, 0)
+    for case in cases:
+        tensors = [torch.empty(n, dtype=getattr(torch, d), device="meta") for n, d in zip(case["sizes"], case["dtypes"])]
+        assert bucket_rules(case) == compute_bucket_assignment(tensors, case["limits"], case.get("order")), case
+        for mistake in BUCKET_MISTAKES:
+            differs[mistake] += bucket_rules(case, mistake) != bucket_rules(case)
+    assert all(differs.values()), f"a mistake these cases cannot tell apart from the rules: {differs}"
+
+
+def test_timeline_mistakes_agree_with_the_reference():
+    """Each modelled mistake differs from the reference answer on some case, and the plain-Python
+    simulator without a mistake matches the reference (so the feedback never names a wrong mistake)."""
+    sys.path.insert(0, os.path.join(REPO, "solutions"))
+    from minddp import timeline
+
+    from grader.checks import TIMELINE_CASES, _close, _ring, _simulate, timeline_mistakes
+
+    named = set()
+    for case in TIMELINE_CASES:
+        args = case["args"]
+        if case["fn"] == "ring_allreduce_time":
+            assert _close(_ring(*args), timeline.ring_allreduce_time(*args))
+        if case["fn"] == "simulate_step":
+            tl = timeline.simulate_step(*args)
+            assert _close(_simulate(*args)["comm_end"], list(tl.comm_end))
+        reference = timeline.backward_ready_times(*args) if case["fn"] == "backward_ready_times" else None
+        for mistake, value in timeline_mistakes(case).items():
+            if case["fn"] == "ring_allreduce_time":
+                reference = timeline.ring_allreduce_time(*args)
+            elif case["fn"] == "simulate_step":
+                reference = _simulate(*args)
+            if not _close(value, reference):
+                named.add(mistake)
+    assert len(named) == 5, f"mistakes never distinguishable on the hidden cases: {named}"

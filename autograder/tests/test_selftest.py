@@ -30,10 +30,8 @@ SELECTED = [c for c in CASES if c.name in os.environ.get("SELFTEST_CASES", "").s
 
 
 @pytest.fixture(scope="module")
-def graded(request, tmp_path_factory):
-    deadline = os.environ.get("SELFTEST_DEADLINE_S")
-    test = selftest.SelfTest(str(tmp_path_factory.mktemp("selftest")), float(deadline) if deadline else None,
-                             os.environ.get("SELFTEST_PYTHON", sys.executable))
+def graded(request, selftest_instance):
+    test = selftest_instance
     began = time.monotonic()
     outcomes, runs = test.run(SELECTED, jobs=int(os.environ.get("SELFTEST_JOBS", "2")), solutions_runs=SOLUTIONS_RUNS)
     text = "\n".join(["", selftest.table(outcomes), f"solutions graded {len(runs)} times: "

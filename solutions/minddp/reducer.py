@@ -30,7 +30,8 @@ from torch._utils import _unflatten_dense_tensors
 UNFINISHED_REDUCTION = (
     "Expected to have finished reduction in the prior iteration before starting a new one. Some "
     "parameters received no gradient in the last backward, so their buckets never became ready. "
-    "Construct DistributedDataParallel with find_unused_parameters=True if some parameters are unused.")
+    "Construct DistributedDataParallel with find_unused_parameters=True if some parameters are unused. "
+    "(If every parameter did get a gradient: does prepare_for_backward reset each bucket's pending count?)")
 
 
 class GradBucket:

@@ -8,6 +8,8 @@ Collectives are observed with torch's flight recorder, which sees every collecti
 from __future__ import annotations
 
 import contextlib
+import datetime
+import functools
 import hashlib
 import pickle
 from typing import Any
@@ -64,8 +66,8 @@ def install_hook(impl: str, ddp: torch.nn.Module, hook: str, names: dict[int, st
 
     def record(state, bucket):  # no annotations: torch insists they be exactly dist.GradBucket
         log.append([bucket.index(), [names[id(p)] for p in bucket.parameters()]])
-        buffer = bucket.buffer().div_(dist.get_world_size())
-        return dist.all_reduce(buffer, async_op=True).get_future().then(lambda fut: fut.value()[0])
+        averaged = bucket.buffer().div(dist.get_world_size())  # a new tensor: the DDP must use the hook's result
+        return dist.all_reduce(averaged, async_op=True).get_future().then(lambda fut: fut.value()[0])
 
     ddp.register_comm_hook(None, record)
 
@@ -74,7 +76,7 @@ def install_hook(impl: str, ddp: torch.nn.Module, hook: str, names: dict[int, st
 
 def train(impl: str, model: str, steps: int = 5, seed_per_rank: bool = False, ddp_kwargs: dict | None = None,
           hook: str | None = None, accumulate: int = 1, no_sync: str = "forward", use_b: str = "all",
-          lr: float = 0.05, tensors: bool = True) -> dict:
+          lr: float = 0.05, tensors: bool = True, hold_back: bool = False) -> dict:
     """Train ``steps`` SGD steps and record what DDP did.
 
     accumulate: micro-batches per step; all but the last run under ``no_sync`` as chosen by ``no_sync``:
@@ -83,6 +85,8 @@ def train(impl: str, model: str, steps: int = 5, seed_per_rank: bool = False, dd
     use_b: for the "branchy" model, which ranks use branch b: "all", "none" or "rank0".
     tensors: also return the final parameters, gradients and buffers (megabytes for the MLP); without
       them a record holds digests, per-parameter sums and which gradients are None.
+    hold_back: in the second step, rank 1 holds back its first all-reduce until rank 0's backward has
+      computed every gradient (see ``ReadyProbe``): ``backward_blocked`` says whether rank 0 got there.
     """
     rank = dist.get_rank()
     module = models.build(model, seed=1000 + rank if seed_per_rank else 0)
@@ -101,7 +105,7 @@ def train(impl: str, model: str, steps: int = 5, seed_per_rank: bool = False, dd
     forward_kwargs = {}
     if model == "branchy":
         forward_kwargs["use_b"] = use_b == "all" or (use_b == "rank0" and rank == 0)
-    probe = ReadyProbe(module)
+    probe = ReadyProbe(module, hold_back)
     for step in range(steps):
         optimizer.zero_grad(set_to_none=False if step else True)
         entry: dict[str, Any] = {"forward": [], "backward": [], "buffers": []}
@@ -116,12 +120,17 @@ def train(impl: str, model: str, steps: int = 5, seed_per_rank: bool = False, dd
                 entry["forward"].append(collectives_since(mark))
                 entry["buffers"].append(digest(dict(module.named_buffers())))
                 mark = collective_mark()
-                probe.arm(mark)
+                probe.arm(mark, hold=hold_back and step == 1 and last)
                 with ctx_b:
                     models.loss_fn(output).backward()
             entry["backward"].append(collectives_since(mark))
         entry["allreduces_before_last_grad"] = probe.count_at_last_grad
         entry["grads"] = digest({n: p.grad for n, p in module.named_parameters() if p.grad is not None})
+        # Sums of |gradient|: what lets feedback tell "summed, not averaged" from "averaged twice" etc.
+        entry["grad_abs_sums"] = {n: p.grad.double().abs().sum().item()
+                                  for n, p in module.named_parameters() if p.grad is not None}
+        entry["local_abs_sums"] = probe.local_abs_sums()
+        entry["backward_blocked"] = probe.blocked
         optimizer.step()
         entry["params"] = digest(dict(module.named_parameters()))
         entry["buckets"], bucket_log[:] = list(bucket_log), []
@@ -137,22 +146,53 @@ def train(impl: str, model: str, steps: int = 5, seed_per_rank: bool = False, dd
 
 
 class ReadyProbe:
-    """Counts the all-reduces already launched when the LAST gradient of a backward is computed.
+    """Watches each gradient as autograd computes it (tensor hooks fire before any DDP hook sees it).
 
-    Tensor hooks fire when a gradient is computed, before any DDP hook sees it, so a count >= 1 at the
-    last gradient proves communication started while backward was still running (overlap, by order).
+    * ``count_at_last_grad``: all-reduces already launched when the LAST gradient of a backward is
+      computed; >= 1 proves communication started while backward was still running (overlap, by order).
+    * ``local``: this rank's own gradients of the step (summed over micro-batches), before any averaging.
+    * ``hold_back`` (2 ranks): in the armed backward, rank 1 holds back its first gradient, and with it
+      its first all-reduce, until rank 0 has computed ALL its gradients. Rank 0 gets there only if its
+      all-reduces do not block backward; if they do, ``blocked`` is set when the wait times out (then rank
+      1 goes on, so nothing hangs). No timing is involved: the outcome depends only on the order of events.
     """
 
-    def __init__(self, module: torch.nn.Module):
+    HOLD_TIMEOUT_S = 4.0
+
+    def __init__(self, module: torch.nn.Module, hold_back: bool = False):
         self.mark = 0
         self.count_at_last_grad = -1
-        self.handles = [p.register_hook(self._on_grad) for p in module.parameters() if p.requires_grad]
+        self.local: dict[str, torch.Tensor] = {}
+        self.trainable = [(n, p) for n, p in module.named_parameters() if p.requires_grad]
+        self.seen = 0
+        self.hold_key: str | None = None
+        self.blocked = False
+        if hold_back:
+            store = dist.distributed_c10d._get_default_store()
+            self.store = store
+            self.hold_seq = (store.add("minddp-probe/hold", 1) + 1) // 2  # both ranks add: same number
+        self.handles = [p.register_hook(functools.partial(self._on_grad, n)) for n, p in self.trainable]
 
-    def arm(self, mark: int) -> None:
-        self.mark, self.count_at_last_grad = mark, -1
+    def arm(self, mark: int, hold: bool = False) -> None:
+        self.mark, self.count_at_last_grad, self.seen = mark, -1, 0
+        self.hold_key = f"minddp-probe/last-grad-{self.hold_seq}" if hold else None
 
-    def _on_grad(self, grad: torch.Tensor) -> None:
+    def _on_grad(self, name: str, grad: torch.Tensor) -> None:
+        self.seen += 1
+        if self.hold_key and self.seen == 1 and dist.get_rank() == 1:
+            try:
+                self.store.wait([self.hold_key], datetime.timedelta(seconds=self.HOLD_TIMEOUT_S))
+            except Exception:  # rank 0 never computed its last gradient while we held back
+                self.blocked = True
         self.count_at_last_grad = sum(c["op"] == "all_reduce" for c in collectives_since(self.mark))
+        self.local[name] = self.local[name] + grad.detach() if name in self.local else grad.detach().clone()
+        if self.hold_key and self.seen == len(self.trainable) and dist.get_rank() == 0:
+            self.store.set(self.hold_key, "1")
+
+    def local_abs_sums(self) -> dict[str, float]:
+        sums = {n: g.double().abs().sum().item() for n, g in self.local.items()}
+        self.local = {}
+        return sums
 
     def remove(self) -> None:
         for handle in self.handles:

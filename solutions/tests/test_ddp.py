@@ -107,12 +107,18 @@ def test_one_allreduce_per_bucket_in_backward(pool2, model):
 
 
 def test_backward_overlaps_communication(pool2):
-    refs, gots = run_both(pool2, model="mlp", steps=2, ddp_kwargs={"bucket_cap_mb": 1})
+    """A bucket is launched before the last gradient exists, and waiting for it does not block backward:
+    rank 1 holds back its first all-reduce until rank 0 has computed every gradient (scenarios.ReadyProbe)."""
+    refs, gots = run_both(pool2, model="mlp", steps=2, ddp_kwargs={"bucket_cap_mb": 1}, hold_back=True)
     for got in gots:
         assert got["steps"][1]["allreduces_before_last_grad"] >= 1, (
             "no all-reduce was launched before the last gradient was computed: launch each bucket "
             "from inside backward as soon as it is ready (handout §3)")
+        assert not got["steps"][1]["backward_blocked"], (
+            "rank 0 could not finish backward while rank 1 held back its first all-reduce: your all-reduce "
+            "blocks backward; launch it with async_op=True and wait only in finalize_backward (handout §3)")
     assert refs[0]["steps"][1]["allreduces_before_last_grad"] >= 1  # torch overlaps too
+    assert not refs[1]["steps"][1]["backward_blocked"]  # and never blocks backward
 
 
 def test_ready_order_differs_between_ranks(pool2):

@@ -1,0 +1,6 @@
+"""Gradients are divided by the world size twice (when copied in and again when copied back)."""
+from selftest.cases import REDUCER
+
+EDITS = {REDUCER: [("torch._foreach_copy_(grads, averaged)",
+                    "torch._foreach_copy_(grads, [v / self.world_size for v in averaged])")]}
+CAUGHT_BY = {"3.1": "twice"}

@@ -1,0 +1,11 @@
+"""Buffers are broadcast after the module's forward instead of before it."""
+from selftest.cases import DDP
+
+EDITS = {DDP: [
+    ("        if self.broadcast_buffers and self.sync_buffers_next_forward and self.module_buffers:\n"
+     "            broadcast_tensors(self.module_buffers, self.process_group)\n", ""),
+    ("        outputs = self.module(*inputs, **kwargs)\n",
+     "        outputs = self.module(*inputs, **kwargs)\n"
+     "        if self.broadcast_buffers and self.sync_buffers_next_forward and self.module_buffers:\n"
+     "            broadcast_tensors(self.module_buffers, self.process_group)  # running stats just changed\n")]}
+CAUGHT_BY = {"4.2": "before the module runs"}

@@ -1,0 +1,5 @@
+"""Tensors of different dtypes share a bucket (grouped by device only)."""
+from selftest.cases import BUCKETING
+
+EDITS = {BUCKETING: [("group = (tensor.dtype, tensor.device)", "group = tensor.device")]}
+CAUGHT_BY = {"2.4": "dtypes mixed in one bucket"}

@@ -1,0 +1,6 @@
+"""Frozen parameters (requires_grad=False) are bucketed and waited for like trainable ones."""
+from selftest.cases import DDP
+
+EDITS = {DDP: [("self.params = [p for p in module.parameters() if p.requires_grad]",
+                "self.params = list(module.parameters())")]}
+CAUGHT_BY = {"4.5": "requires_grad=False"}

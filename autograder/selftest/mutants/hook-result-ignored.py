@@ -1,0 +1,6 @@
+"""With a comm hook, the tensor the hook's future returns is ignored: the bucket's buffer is copied back."""
+from selftest.cases import REDUCER
+
+EDITS = {REDUCER: [("            return self.future.wait()\n",
+                    "            self.future.wait()\n            return self.buffer  # the hook reduced it, surely\n")]}
+CAUGHT_BY = {"3.11": "the future returns"}

@@ -1,0 +1,8 @@
+"""Bucket pending counts are set once at construction and never reset for the next iteration."""
+from selftest.cases import REDUCER
+
+EDITS = {REDUCER: [
+    ("self.buckets.append(Bucket(bucket_index, list(indices), buffer, views))",
+     "self.buckets.append(Bucket(bucket_index, list(indices), buffer, views, pending=len(indices)))"),
+    ("            bucket.pending = len(bucket.variable_indices)\n", "")]}
+CAUGHT_BY = {"3.1": "reset"}

@@ -1,0 +1,6 @@
+"""The ring all-reduce cost forgets the latency term 2(K-1)α."""
+TIMELINE = "minddp/timeline.py"
+
+EDITS = {TIMELINE: [("    return rounds * alpha + rounds / world_size * nbytes / beta",
+                     "    return rounds / world_size * nbytes / beta")]}
+CAUGHT_BY = {"5.1": "2(K-1)α"}

@@ -1,0 +1,173 @@
+"""`make mutants`: does the autograder catch realistic mistakes, and accept correct code written other ways?
+
+    .venv/bin/python autograder/selftest/mutation.py                  # every submission (make mutants)
+    .venv/bin/python autograder/selftest/mutation.py --only sum-not-average,hooks-on-grad-accumulator
+    .venv/bin/python autograder/selftest/mutation.py list             # names and descriptions
+
+Each file of ``mutants/`` and ``correct/`` is one submission: the reference solution plus the edit a student
+would have made (the edit formats of ``cases.py``: ``(old, new)`` pairs or a whole ``Function``).
+
+    mutants/NAME.py   docstring: the mistake, in one line. ``EDITS``, and ``CAUGHT_BY = {test number: words}``:
+                      that test must fail and its message must contain the words (case-insensitive), i.e.
+                      the feedback names the mistake. The submission must lose points.
+    correct/NAME.py   docstring: how this student wrote it. ``EDITS``. It must pass every test the solutions
+                      pass (100%, and the bonus when the variant keeps it).
+
+Every submission is graded by the full pipeline (``python -m grader``, as ``run_autograder`` runs it), against
+one reference pass, with the self-test's 20 s per-scenario deadline. The table gives each submission's
+expected outcome, score, failing tests and whether the verdict is right; any wrong verdict exits 1.
+"""
+
+from __future__ import annotations
+
+import argparse
+import glob
+import importlib.util
+import os
+import shutil
+import sys
+import time
+from dataclasses import dataclass
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+if os.path.dirname(HERE) not in sys.path:
+    sys.path.insert(0, os.path.dirname(HERE))
+
+from selftest.cases import Case  # noqa: E402
+from selftest.run import Outcome, SelfTest, part_of  # noqa: E402
+
+KINDS = ("mutants", "correct")
+# The subset `make test` grades (about a minute); CI and `make mutants` grade every submission.
+FAST = ("sum-not-average", "ready-order-launch", "seal-above-limit", "ring-without-latency",
+        "hooks-on-grad-accumulator")
+
+
+@dataclass(frozen=True)
+class Submission:
+    name: str  # the file's name without .py
+    kind: str  # "mutants" or "correct"
+    about: str  # the docstring's first line
+    edits: dict
+    caught_by: dict  # mutants: {test number: words its message must contain}
+
+    def case(self) -> Case:
+        """As a self-test case with no expectation of its own (``verdict`` judges it)."""
+        return Case(f"{self.kind[0]}-{self.name}", self.about, edits=self.edits, full=(), hostile=False)
+
+
+def load(path: str, kind: str) -> Submission:
+    name = os.path.basename(path)[:-3]
+    spec = importlib.util.spec_from_file_location(f"selftest_{kind}_{name.replace('-', '_')}", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    about = (module.__doc__ or "").strip().splitlines()
+    caught_by = getattr(module, "CAUGHT_BY", {})
+    problems = [f"no docstring (the {'mistake' if kind == 'mutants' else 'variant'} in one line)"] if not about else []
+    problems += ["no EDITS"] if not getattr(module, "EDITS", None) else []
+    problems += ["no CAUGHT_BY {test number: words}"] if kind == "mutants" and not caught_by else []
+    problems += ["CAUGHT_BY in a correct variant"] if kind == "correct" and caught_by else []
+    if problems:
+        raise ValueError(f"{path}: " + "; ".join(problems))
+    return Submission(name, kind, about[0], module.EDITS, dict(caught_by))
+
+
+def submissions(only: list[str] | None = None) -> list[Submission]:
+    found = [load(path, kind) for kind in KINDS for path in sorted(glob.glob(os.path.join(HERE, kind, "*.py")))]
+    if only:
+        unknown = set(only) - {s.name for s in found}
+        if unknown:
+            raise SystemExit(f"unknown submissions {sorted(unknown)}; see `mutation.py list`")
+        found = [s for s in found if s.name in only]
+    return found
+
+
+def required(tests: list[dict]) -> list[dict]:
+    return [t for t in tests if part_of(t) not in ("A", "B")]
+
+
+def verdict(sub: Submission, outcome: Outcome, baseline: dict) -> list[str]:
+    """What is wrong with the grader's answer for ``sub`` (empty: the verdict is right)."""
+    if outcome.problems or outcome.graded.results is None:
+        return outcome.problems or ["no results.json"]
+    tests = {t["number"]: t for t in outcome.graded.results["tests"]}
+    if sub.kind == "correct":
+        lost = [f"{n} ({t['status']}: {(t['output'].strip().splitlines() or [''])[0][:200]})"
+                for n, t in tests.items() if t["score"] < baseline[n]["score"]]
+        return [f"a correct variant lost points on {', '.join(lost)}"] if lost else []
+    problems = []
+    full = sum(t["max_score"] for t in required(list(baseline.values())))
+    if sum(t["score"] for t in required(list(tests.values()))) >= full:
+        problems.append("the mutant kept full marks")
+    for number, words in sub.caught_by.items():
+        test = tests.get(number)
+        if test is None:
+            problems.append(f"no test {number}")
+        elif test["status"] == "passed":
+            problems.append(f"test {number} passed")
+        elif words.lower() not in test["output"].lower():
+            problems.append(f"test {number} failed, but its message does not say {words!r}: "
+                            f"{' '.join(test['output'].split())[:300]!r}")
+    return problems
+
+
+def failing(outcome: Outcome) -> list[str]:
+    results = outcome.graded.results or {}
+    return [t["number"] for t in results.get("tests", []) if t.get("status") != "passed"]
+
+
+def grade_all(test: SelfTest, subs: list[Submission], jobs: int) -> list[tuple[Submission, Outcome, list[str]]]:
+    """Grade every submission (the solutions first, once: the reference pass and the baseline)."""
+    outcomes, _ = test.run([s.case() for s in subs], jobs=jobs, solutions_runs=0)
+    baseline = {t["number"]: t for t in test.baseline["tests"]}
+    return [(s, o, verdict(s, o, baseline)) for s, o in zip(subs, outcomes)]
+
+
+def table(rows: list[tuple[Submission, Outcome, list[str]]]) -> str:
+    lines = [f"{'submission':<28} {'expected':<30} {'score':>6} {'time':>6}  {'failing tests':<24} verdict",
+             f"{'-' * 28} {'-' * 30} {'-' * 6} {'-' * 6}  {'-' * 24} -------"]
+    for sub, outcome, problems in rows:
+        expected = ("100% (every test)" if sub.kind == "correct"
+                    else "fails " + ", ".join(f"{n} '{w}'" for n, w in sub.caught_by.items()))
+        score = "-" if outcome.score is None else f"{outcome.score:g}"
+        fails = ",".join(failing(outcome)) or "-"
+        lines.append(f"{sub.name:<28} {expected[:30]:<30} {score:>6} {outcome.graded.seconds:5.1f}s  "
+                     f"{fails[:24]:<24} {'RIGHT' if not problems else 'WRONG'}")
+        lines += [f"{'':<28}   - {p}" for p in problems]
+    return "\n".join(lines)
+
+
+def summary(rows: list[tuple[Submission, Outcome, list[str]]], seconds: float) -> str:
+    mutants = [r for r in rows if r[0].kind == "mutants"]
+    correct = [r for r in rows if r[0].kind == "correct"]
+    killed = sum(not p for _, _, p in mutants)
+    accepted = sum(not p for _, _, p in correct)
+    rate = lambda k, n: f"{k}/{n} = {100 * k / n:.0f}%" if n else "-"  # noqa: E731
+    return (f"kill rate (mutants caught, by a test naming the mistake): {rate(killed, len(mutants))}; "
+            f"acceptance rate (correct variants at 100%): {rate(accepted, len(correct))}; {seconds:.0f} s")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="autograder/selftest/mutation.py", description=__doc__.splitlines()[0])
+    parser.add_argument("command", nargs="?", default="grade", choices=["grade", "list"])
+    parser.add_argument("--only", help="comma-separated submission names (default: all)")
+    parser.add_argument("--fast", action="store_true", help="only the subset `make test` grades")
+    parser.add_argument("--jobs", type=int, default=2, help="submissions graded at the same time")
+    parser.add_argument("--keep", action="store_true", help="keep the work folder (graded folders, logs)")
+    args = parser.parse_args(argv)
+    subs = submissions(args.only.split(",") if args.only else list(FAST) if args.fast else None)
+    if args.command == "list":
+        for sub in subs:
+            print(f"{sub.kind:<8} {sub.name:<28} {sub.about}")
+        return 0
+    began = time.monotonic()
+    test = SelfTest()
+    rows = grade_all(test, subs, args.jobs)
+    print(table(rows))
+    print("\n" + summary(rows, time.monotonic() - began) + f"; work folder {test.workdir}")
+    if not args.keep:
+        shutil.rmtree(test.workdir, ignore_errors=True)
+    return 0 if all(not p for _, _, p in rows) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

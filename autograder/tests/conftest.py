@@ -1,0 +1,23 @@
+"""One autograder source folder and one reference pass for every self-test module (test_mutants, test_selftest)."""
+
+from __future__ import annotations
+
+import os
+import sys
+
+import pytest
+
+AUTOGRADER = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+if AUTOGRADER not in sys.path:
+    sys.path.insert(0, AUTOGRADER)
+
+from selftest import run as selftest  # noqa: E402
+
+
+@pytest.fixture(scope="session")
+def selftest_instance(tmp_path_factory):
+    """SELFTEST_DEADLINE_S: one per-scenario deadline for every grading; SELFTEST_PYTHON: the Python that
+    runs the grader (as root, one every user can run makes the grader isolate student code)."""
+    deadline = os.environ.get("SELFTEST_DEADLINE_S")
+    return selftest.SelfTest(str(tmp_path_factory.mktemp("selftest")), float(deadline) if deadline else None,
+                             os.environ.get("SELFTEST_PYTHON", sys.executable))

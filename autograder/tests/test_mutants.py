@@ -1,0 +1,44 @@
+"""`make mutants` as tests: every mutant caught by a test naming its mistake, every correct variant at 100%.
+
+`make test` grades the FAST subset of autograder/selftest/mutation.py (a few minutes); MUTANTS=all (CI's
+`.ci/run` sets it) grades every submission under autograder/selftest/mutants/ and correct/. MUTANTS=a,b picks
+submissions by name. SELFTEST_JOBS: submissions graded at the same time (default 2).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import time
+
+import pytest
+
+from selftest import mutation
+
+CHOICE = os.environ.get("MUTANTS", "fast")
+SELECTED = mutation.submissions(None if CHOICE == "all" else list(mutation.FAST) if CHOICE == "fast"
+                                else CHOICE.split(","))
+
+
+@pytest.fixture(scope="module")
+def verdicts(request, selftest_instance):
+    began = time.monotonic()
+    rows = mutation.grade_all(selftest_instance, SELECTED, jobs=int(os.environ.get("SELFTEST_JOBS", "2")))
+    capture = request.config.pluginmanager.getplugin("capturemanager")
+    with capture.global_and_fixture_disabled() if capture else contextlib.nullcontext():
+        print(f"\n{mutation.table(rows)}\n{mutation.summary(rows, time.monotonic() - began)} "
+              f"(MUTANTS={CHOICE})\n", flush=True)
+    return {sub.name: (sub, outcome, problems) for sub, outcome, problems in rows}
+
+
+def test_both_kinds_selected():
+    kinds = {s.kind for s in SELECTED}
+    assert CHOICE not in ("fast", "all") or kinds == {"mutants", "correct"}, kinds
+
+
+@pytest.mark.parametrize("name", [s.name for s in SELECTED])
+def test_verdict(verdicts, name):
+    sub, outcome, problems = verdicts[name]
+    assert not problems, (f"{sub.kind[:-1] if sub.kind == 'mutants' else 'correct variant'} {name!r} ({sub.about}), "
+                          f"score {outcome.score}, failing {mutation.failing(outcome)}:\n  - "
+                          + "\n  - ".join(problems) + f"\n\nthe grader's log ends with:\n{outcome.graded.log[-1500:]}")
