@@ -360,7 +360,7 @@ def check_fp16_hook(ref, got):
 
 # -- Part 4: the wrapper (graded with your Reducer if Part 3 passed, else the reference) --------------------
 
-@weight(4)
+@weight(3)
 @number("4.1")
 @train(part=4, model="convbn", steps=3, seed_per_rank=True)
 def check_construction_broadcast(ref, got):
@@ -437,6 +437,21 @@ def check_every_backward_syncs(ref, got):
             if mine != theirs:
                 fail(f"step {step + 1}, backward {micro + 1}: expected one all-reduce per bucket, as torch DDP "
                      f"(elements, dtype; handout §2, §4):\n" + side_by_side(mine, theirs))
+    same_training(ref, got, "§4")
+
+
+@weight(1)
+@number("4.7")
+@hint("a weight shared by two modules (the tied embedding) is ONE parameter: hand it to the bucketing and the "
+      "Reducer once (module.parameters() lists it once; walking the submodules lists it twice).")
+@train(part=4, model="tied", steps=3, ddp_kwargs={"bucket_cap_mb": 0.005})
+def check_tied_listed_once(ref, got):
+    """Part 4: a weight shared by two modules is bucketed and all-reduced once"""
+    for step in range(1, len(ref[0]["steps"])):
+        mine, theirs = allreduces(got[0], step), allreduces(ref[0], step)
+        if mine != theirs:
+            fail(f"step {step + 1}: the all-reduces of backward (elements, dtype) differ from torch DDP's (handout "
+                 "§2, §4):\n" + side_by_side(mine, theirs))
     same_training(ref, got, "§4")
 
 
@@ -621,10 +636,14 @@ def _answer_matches(mine, theirs) -> bool:
     return type(mine) is type(theirs) and mine == theirs
 
 
+# Points per question, as the handout's headings give them (handout/tests checks the two agree).
+QUESTION_POINTS = {"q1": 1.0, "q2": 2.0, "q3": 1.5, "q4": 1.5, "q5": 1.0, "q6": 1.0, "q7": 2.0}
+
+
 def _answer_check(name: str, title: str, index: int):
     names = [q for q, _ in QUESTIONS]
 
-    @weight(10 / len(QUESTIONS))
+    @weight(QUESTION_POINTS[name.split("_")[0]])
     @number(f"6.{index}")
     @scenario(part=6, fn="answers", names=names)
     def check(ref, got):

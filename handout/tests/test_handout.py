@@ -168,6 +168,16 @@ def test_answers_equal_what_the_reference_code_computes():
 
 # -- the PDF ------------------------------------------------------------------------------------------------------
 
+def test_question_points_are_what_the_autograder_gives():
+    """Each written question's heading says its points; the hidden checks must weight it the same."""
+    with open(os.path.join(HANDOUT, "questions.tex"), encoding="utf-8") as f:
+        headings = re.findall(r"\\subsection\*\{Q(\d+)\..*?\(([\d.]+) points?\)\}", f.read())
+    sys.path.insert(0, os.path.join(REPO, "autograder"))
+    from grader.checks import QUESTION_POINTS
+    assert {f"q{n}": float(p) for n, p in headings} == QUESTION_POINTS
+    assert sum(QUESTION_POINTS.values()) == 10
+
+
 def test_committed_pdf_was_built_from_these_sources():
     assert os.path.isfile(build.PDF), "handout.pdf is missing: run `make handout`"
     assert os.path.isfile(build.HASHES), "handout/generated/pdf-sources.sha256 is missing: run `make handout`"
