@@ -52,7 +52,8 @@ def build_source(out: str) -> str:
     shutil.copyfile(os.path.join(REPO, "requirements.txt"), os.path.join(out, "requirements.txt"))
     shutil.copytree(os.path.join(HERE, "grader"), os.path.join(out, "grader"), ignore=IGNORE)
     shutil.copytree(os.path.join(HERE, "scenarios"), os.path.join(out, "scenarios"), ignore=IGNORE)
-    shutil.copyfile(os.path.join(REPO, "solutions", "tests", "scenarios.py"), os.path.join(out, "scenarios", "scenarios.py"))
+    for name in ("scenarios.py", "launch_probe.py"):  # the public tests' scenarios and torchrun probe
+        shutil.copyfile(os.path.join(REPO, "solutions", "tests", name), os.path.join(out, "scenarios", name))
     copy_code(os.path.join(REPO, "solutions"), os.path.join(out, "reference"))
     copy_code(os.path.join(REPO, "assignment"), os.path.join(out, "skeleton"))
     shutil.copyfile(os.path.join(REPO, "solutions", "student_files.json"), os.path.join(out, "student_files.json"))

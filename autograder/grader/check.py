@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 BONUS = 0  # the "part" of extra-credit checks
+LAUNCH = "torchrun"  # a scenario run by a real torchrun launch (world_size 0: no worker pool, no reference run)
 
 
 @dataclass(frozen=True)

@@ -13,7 +13,7 @@ import random
 
 from gradescope_utils.autograder_utils.decorators import number, tags, weight
 
-from .check import hint, scenario, train
+from .check import LAUNCH, hint, scenario, train
 from .compare import allreduces, ascii_overlap, close_training, fail, same_training, side_by_side
 
 # -- Part 1: the process group ----------------------------------------------------------------------------
@@ -41,7 +41,7 @@ def _outcome_text(outcome: dict) -> str:
     return repr(outcome["value"])
 
 
-@weight(4)
+@weight(3)
 @number("1.1")
 @scenario(part=1, fn="process_group_cases", **PG_CASES)
 def check_read_env(ref, got):
@@ -69,7 +69,7 @@ def check_env_errors(ref, got):
                  f"{variable}, the variable to fix (handout §1)")
 
 
-@weight(3)
+@weight(2)
 @number("1.3")
 @scenario(part=1, fn="process_group_cases", **PG_CASES)
 def check_rank_layout(ref, got):
@@ -85,6 +85,22 @@ def check_rank_layout(ref, got):
         if g != r:
             fail(f"torchrun_env{tuple(args)}\n  yours:    {_outcome_text(g)}\n  expected: {_outcome_text(r)}\n"
                  "(handout §1: all six variables, values as strings)")
+
+
+@weight(2)
+@number("1.4")
+@hint("a training script calls init_process_group() with no arguments under torchrun: read the torchrun "
+      "environment, initialise the default process group (gloo without CUDA), return the DistEnv; "
+      "destroy_process_group() leaves it.")
+@scenario(part=1, fn=LAUNCH, world_size=0, nproc=2)
+def check_torchrun_launch(ref, got):
+    """Part 1: init_process_group joins a job started by a real torchrun (2 processes)"""
+    for rank, report in enumerate(got):
+        # What 2 processes on one node must see (the same expectation as the public launch test).
+        expected = {"rank": rank, "world_size": 2, "local_rank": rank, "node_rank": 0, "sum": 3.0, "dist_rank": rank}
+        if report != expected:
+            fail(f"under `torchrun --standalone --nproc_per_node=2`, rank {rank}'s script reported\n  {report}\n"
+                 f"expected\n  {expected}\n(handout §1; the probe is tests/launch_probe.py)")
 
 
 # -- Part 2: bucketing -------------------------------------------------------------------------------------

@@ -16,17 +16,20 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
 import time
 import traceback
+import uuid
 from collections import defaultdict
 
-from .check import CheckInfo, describe
+from .check import LAUNCH, CheckInfo, describe
 from .checks import ALL_CHECKS
 from .results import TestResult, write_fallback, write_json_atomically, write_results
 from .stage import StudentFile, from_reference, load_student_files, make_variant, stage, unpack_if_zip
@@ -44,6 +47,7 @@ WORKER_MAX_RSS_MB = 600
 WORKER_MAX_OUTPUT_MB = 32  # per worker log; more is a flood, not feedback
 # Which other parts' files a part's checks run (bucketing feeds the wrapper and the timeline model...).
 USES_PARTS = {3: {2, 4}, 4: {2, 3}, 5: {2}}
+GRADING_TAG = "MINDDP_GRADING"  # in every process a grading starts: finds the ones left behind
 BONUS_PARTS = {3, 4}  # the files holding the bonus work (reducer.py, ddp.py): a broken one earns no bonus
 
 
@@ -123,9 +127,9 @@ class Grader:
             with open(cache, encoding="utf-8") as f:
                 from minddp.workers import decode
                 self.reference = decode(json.load(f), as_numpy=True)
-            if all(c.scenario.reference_key() in self.reference for c in self.checks):
+            if all(c.scenario.reference_key() in self.reference for c in self.checks if c.scenario.fn != LAUNCH):
                 return
-        for world_size in sorted({c.scenario.world_size for c in self.checks}):
+        for world_size in sorted({c.scenario.world_size for c in self.checks if c.scenario.fn != LAUNCH}):
             with self.pool(world_size, student=False) as pool:
                 for info in self.checks:
                     s = info.scenario
@@ -146,7 +150,8 @@ class Grader:
             todo = [c for c in self.checks if c.scenario.world_size == world_size]
             if not todo:
                 continue
-            with self.pool(world_size, student=True) as pool:
+            # Launch checks start their own processes: first, while no worker pool holds memory.
+            with self.pool(world_size, student=True) if world_size else contextlib.nullcontext() as pool:
                 for info in todo:
                     results[info.number] = self.grade_one(pool, info)
                     if results[info.number].status != "passed" and not info.scenario.bonus:
@@ -190,24 +195,70 @@ class Grader:
         from minddp.workers import ScenarioError
         s = info.scenario
         group = "the bonus" if s.bonus else f"Part {s.part}"
+        deadline_s = s.deadline_s if s.deadline_s != 60.0 else self.deadline_s
+        if s.fn == LAUNCH:
+            got, error = self.launch(code_dir, deadline_s, **s.kwargs)
+            if error:
+                self.timeouts[group] += "did not finish within" in error
+                return error
+        else:
+            try:
+                ran = pool.run("grader_scenarios:run", deadline_s=deadline_s, code_dir=code_dir, scenario=s.fn,
+                               kwargs=s.kwargs, trap=True)
+            except ScenarioError as error:
+                if error.timed_out:
+                    self.timeouts[group] += 1
+                return failure_text(str(error))
+            got = [r["result"] for r in ran]
+            banned = sorted({b for r in ran for b in r["banned"]})
+            if banned:
+                return f"Your code called {', '.join(banned)}, which this homework does not allow."
         try:
-            ran = pool.run("grader_scenarios:run", deadline_s=s.deadline_s if s.deadline_s != 60.0
-                           else self.deadline_s, code_dir=code_dir, scenario=s.fn, kwargs=s.kwargs, trap=True)
-        except ScenarioError as error:
-            if error.timed_out:
-                self.timeouts[group] += 1
-            return failure_text(str(error))
-        got = [r["result"] for r in ran]
-        banned = sorted({b for r in ran for b in r["banned"]})
-        if banned:
-            return f"Your code called {', '.join(banned)}, which this homework does not allow."
-        try:
-            info.function(self.reference[s.reference_key()], got)
+            info.function(self.reference.get(s.reference_key()), got)
         except AssertionError as error:
             return str(error)
         except Exception:  # a check crashing on odd output is the student's failure, shown plainly
             return "Your code returned something this check cannot read:\n" + traceback.format_exc(limit=-2)
         return None
+
+    def launch(self, code_dir: str, deadline_s: float, nproc: int) -> tuple[list, str]:
+        """Run the torchrun probe (the public tests' launch_probe.py) on ``code_dir`` with a real
+        ``torchrun --standalone``, as the student user; return (one report per rank, error text or "")."""
+        out = tempfile.mkdtemp(prefix="launch-", dir=self.workdir)
+        os.chmod(out, 0o777)  # the ranks (the student user) write their reports here
+        log_path = os.path.join(out, "torchrun.log")
+        env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "PYTHONPATH": code_dir, "OMP_NUM_THREADS": "1",
+               "HOME": out, "TMPDIR": out, "PYTHONDONTWRITEBYTECODE": "1", GRADING_TAG: os.environ[GRADING_TAG]}
+        command = [sys.executable, "-m", "torch.distributed.run", "--standalone", f"--nproc_per_node={nproc}",
+                   os.path.join(self.scenarios_dir, "launch_probe.py"), out]
+        user = {"user": self.student_user, "group": self.student_user, "extra_groups": []} if self.student_user else {}
+        with open(log_path, "wb") as log:
+            proc = subprocess.Popen(command, cwd=out, env=env, stdin=subprocess.DEVNULL, stdout=log,
+                                    stderr=subprocess.STDOUT, start_new_session=True, preexec_fn=_limit_output, **user)
+            try:
+                proc.wait(timeout=deadline_s)
+                timed_out = False
+            except subprocess.TimeoutExpired:
+                timed_out = True
+            finally:
+                _kill_group(proc)
+        with open(log_path, "rb") as f:
+            f.seek(max(0, os.path.getsize(log_path) - 3000))
+            tail = f.read().decode("utf-8", "replace")
+        reports = []
+        for rank in range(nproc):
+            try:
+                with open(os.path.join(out, f"rank{rank}.json"), encoding="utf-8") as f:
+                    reports.append(json.loads(f.read(100_000)))
+            except (OSError, ValueError):
+                reports.append(None)
+        if timed_out:
+            return reports, f"Your code did not finish in time: the torchrun launch ran over {deadline_s:g} s.\n{tail}"
+        if None in reports:
+            missing = [rank for rank, r in enumerate(reports) if r is None]
+            return reports, (f"Under torchrun, rank(s) {missing} did not report (exit code {proc.returncode}). "
+                             f"The end of torchrun's output:\n{tail}")
+        return reports, ""
 
     def substitution_note(self, code_dir: str, parts_used: set[int]) -> str:
         if code_dir == self.staged.student_dir:
@@ -319,13 +370,40 @@ def hide_source(grader: Grader) -> None:
         os.chmod(grader.source, os.stat(grader.source).st_mode & ~0o077)
 
 
+def _limit_output() -> None:
+    """In a launched child: a file it writes (its log) stops growing at WORKER_MAX_OUTPUT_MB."""
+    import resource
+    limit = WORKER_MAX_OUTPUT_MB * 1024 * 1024
+    resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
+
+
+def _kill_group(proc: subprocess.Popen) -> None:
+    """Kill a process started with start_new_session and everything it started; reap it."""
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+    proc.wait()
+
+
 def stop_student_processes(user: str | None) -> None:
-    """Student code may have left processes behind (a daemon it forked): none may outlive its grading."""
-    if user:
+    """Student code may have left processes behind (a daemon it forked): none may outlive its grading.
+
+    Only this grading's: processes of ``user`` that inherited this grading's GRADING_TAG (other gradings
+    may run at the same time, e.g. in the self-test)."""
+    if not user:
+        return
+    import pwd
+    uid, needle = pwd.getpwnam(user).pw_uid, f"{GRADING_TAG}={os.environ.get(GRADING_TAG)}".encode()
+    for entry in os.listdir("/proc"):
         try:
-            subprocess.run(["pkill", "-KILL", "-u", user], capture_output=True, timeout=30)
-        except (OSError, subprocess.SubprocessError):
-            pass  # no pkill on this image: Gradescope stops the container after grading anyway
+            if not entry.isdigit() or os.stat(f"/proc/{entry}").st_uid != uid:
+                continue
+            with open(f"/proc/{entry}/environ", "rb") as f:
+                if needle in f.read().split(b"\0"):
+                    os.kill(int(entry), signal.SIGKILL)
+        except OSError:  # gone meanwhile
+            continue
 
 
 def readable_by_all(path: str) -> None:
@@ -347,6 +425,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     began = time.monotonic()
     args.results = os.path.abspath(args.results)
+    os.environ[GRADING_TAG] = uuid.uuid4().hex  # inherited by every process this grading starts
     args.reference_cache = args.reference_cache and os.path.abspath(args.reference_cache)
     write_fallback(args.results, "The autograder stopped before it could grade this submission. Please "
                                  "resubmit; if this persists, contact the course staff.")

@@ -448,8 +448,12 @@ def repeat(n: int, deadline_s: float, use_cache: bool, python: str = sys.executa
           f"{min(times):.1f} s, median {statistics.median(times):.1f} s, max {max(times):.1f} s")
     for p in problems:
         print("  " + p)
-    shutil.rmtree(test.workdir, ignore_errors=True)
-    return 0 if len(scores) == 1 and not problems and all(r.passed for r in runs) else 1
+    ok = len(scores) == 1 and not problems and all(r.passed for r in runs)
+    if ok:
+        shutil.rmtree(test.workdir, ignore_errors=True)
+    else:
+        print(f"work folder kept: {test.workdir}")
+    return 0 if ok else 1
 
 
 def grade_uncached(test: SelfTest, case: Case) -> Outcome:
