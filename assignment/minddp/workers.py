@@ -16,7 +16,9 @@ JSON-like data in which tensors are allowed. The pool is built so that nothing c
   error says where it was stuck), the whole pool is killed and reaped, and the next ``run`` restarts it;
 * a worker reports its result before any teardown, and only JSON crosses the channel (never pickle), so a
   worker cannot run code in the caller;
-* worker output goes to log files whose tails (bounded) appear in error messages.
+* worker output goes to log files whose tails (bounded) appear in error messages;
+* workers are forked by a fork server that imported torch once (no student code ever runs in it): a
+  restart after a failure takes milliseconds instead of seconds, and the workers share its memory pages.
 
 This module deliberately does not import torch or any student code: the caller stays light and trusted.
 """
@@ -28,6 +30,7 @@ import importlib
 import json
 import os
 import resource
+import select
 import shutil
 import signal
 import socket
@@ -154,6 +157,107 @@ _UINT_OF_SIZE = _UintOfSize()
 
 # -- the caller's side -------------------------------------------------------------------------------------
 
+class _Forked:
+    """A worker forked by a ``_ForkServer``: the part of ``subprocess.Popen`` the pool uses."""
+
+    def __init__(self, server: "_ForkServer", pid: int):
+        self.server, self.pid = server, pid
+
+    @property
+    def returncode(self) -> int | None:
+        return self.server.exits.get(self.pid)
+
+    def poll(self) -> int | None:
+        self.server.collect(0.0)
+        return self.returncode
+
+    def wait(self, timeout: float | None = None) -> int:
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while self.returncode is None:
+            remaining = 1.0 if deadline is None else deadline - time.monotonic()
+            if remaining <= 0:
+                raise subprocess.TimeoutExpired(f"worker {self.pid}", timeout or 0)
+            self.server.collect(min(remaining, 1.0))
+        return self.returncode
+
+
+def _gone(pid: int) -> bool:
+    """True if ``pid`` no longer runs (it does not exist, or it is a zombie nobody reaped yet)."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] in ("Z", "X")
+    except OSError:
+        return True
+
+
+class _ForkServer:
+    """A process that imported torch once and forks a fresh worker per request (the workers' parent).
+
+    It reports each worker's exit code when it reaps it. Requests carry the worker's environment and its
+    three file descriptors (channel, stack dump, log), passed over a Unix socket (SCM_RIGHTS).
+    """
+
+    def __init__(self, env: dict[str, str], log: str, popen_kwargs: dict):
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        with open(log, "ab") as out:
+            self.proc = subprocess.Popen(
+                [sys.executable, "-m", "minddp.workers", "--fork-server", str(theirs.fileno())], env=env,
+                stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT, pass_fds=[theirs.fileno()],
+                start_new_session=True, **popen_kwargs)
+        theirs.close()
+        self.sock, self.log = ours, log
+        self.workers: list[int] = []  # every pid it forked for us
+        self.forked: list[int] = []  # pids the server reported, not yet claimed by ``fork``
+        self.exits: dict[int, int] = {}  # pid -> exit code (negative: killed by that signal)
+
+    def alive(self) -> bool:
+        return self.proc.poll() is None
+
+    def fork(self, env: dict[str, str], fds: list[int], timeout_s: float) -> _Forked:
+        try:
+            socket.send_fds(self.sock, [json.dumps(env).encode()], fds)
+        except OSError:
+            raise ScenarioError("the fork server is gone") from None
+        deadline = time.monotonic() + timeout_s
+        while not self.forked:
+            if time.monotonic() > deadline or not self.alive():
+                raise ScenarioError(f"the fork server did not start a worker within {timeout_s:.0f} s; its "
+                                    f"output ends with:\n{_tail(self.log)}")
+            self.collect(min(1.0, max(deadline - time.monotonic(), 0.0)))
+        pid = self.forked.pop(0)
+        self.workers.append(pid)
+        return _Forked(self, pid)
+
+    def collect(self, timeout_s: float) -> None:
+        """Read the server's reports (forks and exits) for up to ``timeout_s``."""
+        readable, _, _ = select.select([self.sock], [], [], timeout_s)
+        while readable:
+            try:
+                message = self.sock.recv(4096, socket.MSG_DONTWAIT)
+            except BlockingIOError:
+                break
+            except OSError:
+                message = b""
+            if not message:  # the server died: its workers were re-parented and reaped elsewhere
+                for pid in self.workers:
+                    if pid not in self.exits and _gone(pid):
+                        self.exits[pid] = -signal.SIGKILL
+                break
+            report = json.loads(message)
+            if "forked" in report:
+                self.forked.append(report["forked"])
+            else:
+                self.exits[report["exited"]] = report["code"]
+
+    def stop(self) -> None:
+        try:
+            os.killpg(self.proc.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        self.proc.wait()
+        self.sock.close()
+
+
 class WorkerPool:
     """``world_size`` gloo workers on this machine, reused across scenarios."""
 
@@ -172,8 +276,9 @@ class WorkerPool:
         self.max_rss_mb = max_rss_mb  # a worker using more memory is killed and the scenario fails
         self.max_output_mb = max_output_mb  # cap on what a worker may write to its log (RLIMIT_FSIZE)
         self.recycle_above_mb = recycle_above_mb  # restart idle workers that grew past this (leaky code)
-        self.procs: list[subprocess.Popen] = []
+        self.procs: list[_Forked] = []
         self.conns: list[Connection] = []
+        self.server: _ForkServer | None = None
         self.logdir = tempfile.mkdtemp(prefix="minddp-pool-")
         self.starts = 0  # how many times the pool was (re)started
 
@@ -182,6 +287,9 @@ class WorkerPool:
 
     def __exit__(self, *exc: Any) -> None:
         self.close()
+        if self.server is not None:
+            self.server.stop()
+            self.server = None
         shutil.rmtree(self.logdir, ignore_errors=True)
 
     def _log(self, rank: int, kind: str) -> str:
@@ -197,25 +305,26 @@ class WorkerPool:
     def start(self) -> None:
         self.close()
         self.starts += 1
+        if self.server is None or not self.server.alive():
+            env = {**os.environ, **self.extra_env, "OMP_NUM_THREADS": "1", "PYTHONUNBUFFERED": "1",
+                   "PYTHONPATH": os.pathsep.join([self.package_root, *self.pythonpath]),
+                   "TORCH_FR_BUFFER_SIZE": "4000"}  # the flight recorder lets scenarios see every collective
+            user = {"user": self.user, "group": self.user, "extra_groups": []} if self.user else {}
+            self.server = _ForkServer(env, os.path.join(self.logdir, "fork-server.out"),
+                                      {"preexec_fn": self._limit_output, **user})
         port = _free_port()
-        base = {**os.environ, **self.extra_env, "OMP_NUM_THREADS": "1", "PYTHONUNBUFFERED": "1",
-                "PYTHONPATH": os.pathsep.join([self.package_root, *self.pythonpath]),
-                "TORCH_FR_BUFFER_SIZE": "4000"}  # the flight recorder lets scenarios see every collective
         for rank in range(self.world_size):
             ours, theirs = socket.socketpair()
-            env = {**base, "RANK": str(rank), "WORLD_SIZE": str(self.world_size), "LOCAL_RANK": str(rank),
+            env = {"RANK": str(rank), "WORLD_SIZE": str(self.world_size), "LOCAL_RANK": str(rank),
                    "LOCAL_WORLD_SIZE": str(self.world_size), "MASTER_ADDR": "127.0.0.1",
-                   "MASTER_PORT": str(port)}
+                   "MASTER_PORT": str(port), "MINDDP_COLLECTIVE_TIMEOUT_S": str(self.collective_timeout_s)}
             # The caller opens every file the worker writes, so a worker running as another user needs no
             # write access anywhere (and cannot touch the caller's files).
             with open(self._log(rank, "out"), "ab") as out, open(self._log(rank, "stack"), "wb") as stack:
-                fds = [theirs.fileno(), stack.fileno()]
-                proc = subprocess.Popen(
-                    [sys.executable, "-m", "minddp.workers", *map(str, fds), str(self.collective_timeout_s)],
-                    env=env, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT, pass_fds=fds,
-                    start_new_session=True, preexec_fn=self._limit_output,
-                    **({"user": self.user, "group": self.user, "extra_groups": []} if self.user else {}))
-            theirs.close()
+                try:
+                    proc = self.server.fork(env, [theirs.fileno(), stack.fileno(), out.fileno()], START_TIMEOUT_S)
+                finally:
+                    theirs.close()
             self.procs.append(proc)
             self.conns.append(Connection(ours.detach()))
         replies = self._collect(START_TIMEOUT_S, "starting the workers")
@@ -381,5 +490,59 @@ def _worker_main(fd: int, stack_fd: int, collective_timeout_s: float) -> None:
         os._exit(0)
 
 
+def _fork_server_main(fd: int) -> None:
+    """Import torch once, then fork one worker per request and report its pid, and its exit code when it
+    ends, until the caller closes the socket. Runs no scenario itself: it never loads student code."""
+    import torch  # noqa: F401  (the point: every worker inherits it already imported)
+    import torch.distributed  # noqa: F401
+
+    sock = socket.socket(fileno=fd)
+    wake_r, wake_w = os.pipe()
+    os.set_blocking(wake_w, False)
+    signal.set_wakeup_fd(wake_w)  # SIGCHLD wakes the select below
+    signal.signal(signal.SIGCHLD, lambda *_: None)
+    while True:
+        readable, _, _ = select.select([sock, wake_r], [], [])
+        if wake_r in readable:
+            os.read(wake_r, 4096)
+        while True:  # reap every worker that ended and report it
+            try:
+                pid, status = os.waitpid(-1, os.WNOHANG)
+            except ChildProcessError:
+                break
+            if pid == 0:
+                break
+            sock.send(json.dumps({"exited": pid, "code": os.waitstatus_to_exitcode(status)}).encode())
+        if sock not in readable:
+            continue
+        message, fds, _, _ = socket.recv_fds(sock, 65536, 3)
+        if not message:
+            os._exit(0)  # the caller is gone; it kills its workers itself
+        pid = os.fork()
+        if pid == 0:
+            _forked_worker(json.loads(message), fds, [sock.fileno(), wake_r, wake_w])
+        for f in fds:
+            os.close(f)
+        sock.send(json.dumps({"forked": pid}).encode())
+
+
+def _forked_worker(env: dict[str, str], fds: list[int], server_fds: list[int]) -> None:
+    """In the child of the fork server: become a worker (own session, own log, own environment)."""
+    try:
+        signal.set_wakeup_fd(-1)
+        signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+        for f in server_fds:
+            os.close(f)
+        os.setsid()  # its own process group: the pool kills it and anything it starts
+        channel, stack, out = fds
+        os.dup2(out, 1)
+        os.dup2(out, 2)
+        os.close(out)
+        os.environ.update(env)
+        _worker_main(channel, stack, float(env["MINDDP_COLLECTIVE_TIMEOUT_S"]))
+    finally:
+        os._exit(1)
+
+
 if __name__ == "__main__":
-    _worker_main(int(sys.argv[1]), int(sys.argv[2]), float(sys.argv[3]))
+    _fork_server_main(int(sys.argv[2]))
