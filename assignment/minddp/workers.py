@@ -221,6 +221,7 @@ class _ForkServer:
         deadline = time.monotonic() + timeout_s
         while not self.forked:
             if time.monotonic() > deadline or not self.alive():
+                self.stop()  # a late report must never be taken for the next request's worker
                 raise ScenarioError(f"the fork server did not start a worker within {timeout_s:.0f} s; its "
                                     f"output ends with:\n{_tail(self.log)}")
             self.collect(min(1.0, max(deadline - time.monotonic(), 0.0)))
@@ -243,11 +244,14 @@ class _ForkServer:
                     if pid not in self.exits and _gone(pid):
                         self.exits[pid] = -signal.SIGKILL
                 break
-            report = json.loads(message)
-            if "forked" in report:
-                self.forked.append(report["forked"])
-            else:
-                self.exits[report["exited"]] = report["code"]
+            try:  # the server runs as the workers' user: trust nothing but well-formed reports
+                report = json.loads(message)
+                if "forked" in report:
+                    self.forked.append(int(report["forked"]))
+                else:
+                    self.exits[int(report["exited"])] = int(report["code"])
+            except (ValueError, TypeError, KeyError):
+                continue
 
     def stop(self) -> None:
         try:
@@ -255,7 +259,6 @@ class _ForkServer:
         except ProcessLookupError:
             pass
         self.proc.wait()
-        self.sock.close()
 
 
 class WorkerPool:
