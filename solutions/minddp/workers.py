@@ -43,7 +43,8 @@ from typing import Any
 COLLECTIVE_TIMEOUT_S = 20.0
 START_TIMEOUT_S = 60.0
 MAX_TAIL_CHARS = 2000
-MAX_MESSAGE_BYTES = 256 * 1024 * 1024  # a reply larger than this is refused, not read into memory
+MAX_MESSAGE_BYTES = 256 * 1024 * 1024
+LOST_EXIT = -1000  # the exit code of a worker whose fork server died before it could report it  # a reply larger than this is refused, not read into memory
 
 
 class ScenarioError(RuntimeError):
@@ -240,7 +241,7 @@ class _ForkServer:
             if not message:  # the server died: its workers were re-parented and reaped elsewhere
                 for pid in self.workers:
                     if pid not in self.exits and _gone(pid):
-                        self.exits[pid] = -signal.SIGKILL
+                        self.exits[pid] = LOST_EXIT
                 break
             try:  # the server runs as the workers' user: trust nothing but well-formed reports
                 report = json.loads(message)
@@ -388,7 +389,12 @@ class WorkerPool:
         except subprocess.TimeoutExpired:
             pass
         code = proc.returncode
-        how = f"killed by {signal.Signals(-code).name}" if code is not None and code < 0 else f"code {code}"
+        if code == LOST_EXIT:
+            how = "exit code unknown: its fork server was gone"
+        elif code is not None and code < 0:
+            how = f"killed by {signal.Signals(-code).name}"
+        else:
+            how = f"code {code}"
         if code == -signal.SIGXFSZ:
             how += f", it printed more than {self.max_output_mb:.0f} MB"
         return (f"worker exited ({how}) before reporting a result; its output ends with:\n"

@@ -218,6 +218,15 @@ def fail_on_rank(rank: int) -> int:
     return dist.get_rank()
 
 
+def kill_fork_server() -> int:
+    """Rank 0 kills its parent, the pool's fork server (as hostile code could), then both ranks report."""
+    import os
+    import signal
+    if dist.get_rank() == 0:
+        os.kill(os.getppid(), signal.SIGKILL)
+    return dist.get_rank()
+
+
 def exit_abruptly() -> None:
     import os
     os._exit(3)

@@ -60,3 +60,11 @@ def test_worker_that_exits_is_reported(pool2):
     with pytest.raises(ScenarioError, match="exited \\(code 3\\)"):
         pool2.run("scenarios:exit_abruptly", deadline_s=10)
     assert pool2.run("scenarios:echo", value=3)[0]["value"] == 3
+
+
+def test_pool_survives_the_loss_of_its_fork_server(pool2):
+    """Workers are forked by a server that imported torch once; code that kills it costs only a restart."""
+    assert pool2.run("scenarios:kill_fork_server") == [0, 1], "the workers outlive their fork server"
+    with pytest.raises(ScenarioError, match="its fork server was gone"):
+        pool2.run("scenarios:exit_abruptly", deadline_s=10)  # the pool must now start new workers ...
+    assert pool2.run("scenarios:echo", value=4)[1] == {"rank": 1, "value": 4}  # ... from a new server
