@@ -145,7 +145,8 @@ class Grader:
 
     def student_pass(self) -> list[TestResult]:
         results: dict[str, TestResult] = {}
-        # World size 2 first, part by part (a part's pass/fail picks the next parts' variants), then 3.
+        # The torchrun launch (world size 0) first, then world size 2 part by part (a part's pass/fail picks
+        # the next parts' variants), then 3.
         for world_size in sorted({c.scenario.world_size for c in self.checks}):
             todo = [c for c in self.checks if c.scenario.world_size == world_size]
             if not todo:
