@@ -14,7 +14,7 @@ import random
 from gradescope_utils.autograder_utils.decorators import number, tags, weight
 
 from .check import LAUNCH, hint, scenario, train
-from .compare import allreduces, ascii_overlap, close_training, fail, same_training, side_by_side
+from .compare import allreduces, ascii_overlap, close_training, fail, same_allreduces, same_training, side_by_side
 
 # -- Part 1: the process group ----------------------------------------------------------------------------
 
@@ -447,12 +447,8 @@ def check_frozen(ref, got):
 @train(part=4, model="convbn", steps=2, accumulate=2, no_sync="never")
 def check_every_backward_syncs(ref, got):
     """Part 4: without no_sync every backward averages, buffers broadcast before every forward"""
-    for step in range(1, len(ref[0]["steps"])):
-        for micro in range(len(ref[0]["steps"][step]["backward"])):
-            mine, theirs = allreduces(got[0], step, micro), allreduces(ref[0], step, micro)
-            if mine != theirs:
-                fail(f"step {step + 1}, backward {micro + 1}: expected one all-reduce per bucket, as torch DDP "
-                     f"(elements, dtype; handout §2, §4):\n" + side_by_side(mine, theirs))
+    same_allreduces(ref[0], got[0], "expected one all-reduce per bucket, as torch DDP (elements, dtype; "
+                    "handout §2, §4)")
     same_training(ref, got, "§4")
 
 
@@ -463,11 +459,8 @@ def check_every_backward_syncs(ref, got):
 @train(part=4, model="tied", steps=3, ddp_kwargs={"bucket_cap_mb": 0.005})
 def check_tied_listed_once(ref, got):
     """Part 4: a weight shared by two modules is bucketed and all-reduced once"""
-    for step in range(1, len(ref[0]["steps"])):
-        mine, theirs = allreduces(got[0], step), allreduces(ref[0], step)
-        if mine != theirs:
-            fail(f"step {step + 1}: the all-reduces of backward (elements, dtype) differ from torch DDP's (handout "
-                 "§2, §4):\n" + side_by_side(mine, theirs))
+    same_allreduces(ref[0], got[0], "the all-reduces of backward (elements, dtype) differ from torch DDP's "
+                    "(handout §2, §4)")
     same_training(ref, got, "§4")
 
 

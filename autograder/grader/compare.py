@@ -114,6 +114,15 @@ def allreduces(record: dict, step: int, micro: int = -1) -> list[str]:
             for c in record["steps"][step]["backward"][micro] if c["op"] == "all_reduce"]
 
 
+def same_allreduces(ref: dict, got: dict, rule: str) -> None:
+    """Every backward from iteration 2 on (rank 0) launches torch's all-reduces (elements, dtype), in order."""
+    for step in range(1, len(ref["steps"])):
+        for micro in range(len(ref["steps"][step]["backward"])):
+            mine, theirs = allreduces(got, step, micro), allreduces(ref, step, micro)
+            if mine != theirs:
+                fail(f"step {step + 1}, backward {micro + 1}: {rule}:\n" + side_by_side(mine, theirs))
+
+
 def side_by_side(left: list, right: list, left_name: str = "yours", right_name: str = "torch DDP") -> str:
     width = max([len(left_name)] + [len(str(x)) for x in left]) + 2
     rows = [f"    {'#':>3}  {left_name:<{width}}{right_name}"]

@@ -123,16 +123,16 @@ class Grader:
     def reference_pass(self, cache: str | None = None) -> None:
         """Every scenario on the reference. ``cache`` (staff self-tests only) reuses an earlier pass's
         results, computed on this machine: many submissions can then be graded against one pass."""
+        needed = [c.scenario for c in self.checks if c.scenario.fn != LAUNCH]  # a launch needs no reference
         if cache and os.path.exists(cache):
             with open(cache, encoding="utf-8") as f:
                 from minddp.workers import decode
                 self.reference = decode(json.load(f), as_numpy=True)
-            if all(c.scenario.reference_key() in self.reference for c in self.checks if c.scenario.fn != LAUNCH):
+            if all(s.reference_key() in self.reference for s in needed):
                 return
-        for world_size in sorted({c.scenario.world_size for c in self.checks if c.scenario.fn != LAUNCH}):
+        for world_size in sorted({s.world_size for s in needed}):
             with self.pool(world_size, student=False) as pool:
-                for info in self.checks:
-                    s = info.scenario
+                for s in needed:
                     key = s.reference_key()
                     if s.world_size != world_size or key in self.reference:
                         continue
@@ -173,7 +173,7 @@ class Grader:
                 result.output = (f"Not run: bonus {s.bonus} is graded with your own {' and '.join(broken)}, which "
                                  f"could not be graded:\n{self.broken[broken[0]]}")
                 return result
-        group = "the bonus" if s.bonus else f"Part {s.part}"
+        group = group_of(s)
         if self.timeouts[group] >= TIMEOUTS_BEFORE_GIVING_UP:
             result.output = (f"Not run: {TIMEOUTS_BEFORE_GIVING_UP} earlier checks of {group} did not finish "
                              "in time (see their output), so the rest of it is not attempted.")
@@ -195,7 +195,7 @@ class Grader:
         """Run one check's scenario on ``code_dir`` and compare; None if it passed, else what to tell the student."""
         from minddp.workers import ScenarioError
         s = info.scenario
-        group = "the bonus" if s.bonus else f"Part {s.part}"
+        group = group_of(s)
         deadline_s = s.deadline_s if s.deadline_s != 60.0 else self.deadline_s
         if s.fn == LAUNCH:
             got, error = self.launch(code_dir, deadline_s, **s.kwargs)
@@ -225,6 +225,7 @@ class Grader:
     def launch(self, code_dir: str, deadline_s: float, nproc: int) -> tuple[list, str]:
         """Run the torchrun probe (the public tests' launch_probe.py) on ``code_dir`` with a real
         ``torchrun --standalone``, as the student user; return (one report per rank, error text or "")."""
+        from minddp.workers import kill_session, output_limiter, tail_of
         out = tempfile.mkdtemp(prefix="launch-", dir=self.workdir)
         os.chmod(out, 0o777)  # the ranks (the student user) write their reports here
         log_path = os.path.join(out, "torchrun.log")
@@ -235,17 +236,16 @@ class Grader:
         user = {"user": self.student_user, "group": self.student_user, "extra_groups": []} if self.student_user else {}
         with open(log_path, "wb") as log:
             proc = subprocess.Popen(command, cwd=out, env=env, stdin=subprocess.DEVNULL, stdout=log,
-                                    stderr=subprocess.STDOUT, start_new_session=True, preexec_fn=_limit_output, **user)
+                                    stderr=subprocess.STDOUT, start_new_session=True,
+                                    preexec_fn=output_limiter(WORKER_MAX_OUTPUT_MB), **user)
             try:
                 proc.wait(timeout=deadline_s)
                 timed_out = False
             except subprocess.TimeoutExpired:
                 timed_out = True
             finally:
-                _kill_group(proc)
-        with open(log_path, "rb") as f:
-            f.seek(max(0, os.path.getsize(log_path) - 3000))
-            tail = f.read().decode("utf-8", "replace")
+                kill_session(proc)
+        tail = tail_of(log_path, 3000)
         reports = []
         for rank in range(nproc):
             try:
@@ -285,6 +285,11 @@ class Grader:
         found = ", ".join(f"{p} (from {w})" for p, w in self.staged.found.items()) or "none"
         return "\n".join(lines + ["", f"Files graded: {found}", *self.staged.problems,
                                   *[f"Note: {m.splitlines()[0]}" for m in self.broken.values()], *self.notes])
+
+
+def group_of(scenario) -> str:
+    """What hangs are counted per: a part, or the bonus."""
+    return "the bonus" if scenario.bonus else f"Part {scenario.part}"
 
 
 def failure_text(error: str) -> str:
@@ -371,40 +376,38 @@ def hide_source(grader: Grader) -> None:
         os.chmod(grader.source, os.stat(grader.source).st_mode & ~0o077)
 
 
-def _limit_output() -> None:
-    """In a launched child: a file it writes (its log) stops growing at WORKER_MAX_OUTPUT_MB."""
-    import resource
-    limit = WORKER_MAX_OUTPUT_MB * 1024 * 1024
-    resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
+def processes_tagged(variable: str, value: str, uid: int | None = None) -> list[int]:
+    """Every process (of user ``uid``, if given) whose environment has ``variable=value``: what a grading
+    started inherits the tag, so this finds what it left behind (reading others' environments needs root)."""
+    needle, found = f"{variable}={value}".encode(), []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit() or int(entry) == os.getpid():
+            continue
+        try:
+            if uid is not None and os.stat(f"/proc/{entry}").st_uid != uid:
+                continue
+            with open(f"/proc/{entry}/environ", "rb") as f:
+                if needle in f.read().split(b"\0"):
+                    found.append(int(entry))
+        except OSError:  # gone meanwhile, or not ours to read
+            continue
+    return found
 
 
-def _kill_group(proc: subprocess.Popen) -> None:
-    """Kill a process started with start_new_session and everything it started; reap it."""
-    try:
-        os.killpg(proc.pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass
-    proc.wait()
+def kill_all(pids: list[int]) -> None:
+    for pid in pids:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
 
 
 def stop_student_processes(user: str | None) -> None:
     """Student code may have left processes behind (a daemon it forked): none may outlive its grading.
-
-    Only this grading's: processes of ``user`` that inherited this grading's GRADING_TAG (other gradings
-    may run at the same time, e.g. in the self-test)."""
-    if not user:
-        return
-    import pwd
-    uid, needle = pwd.getpwnam(user).pw_uid, f"{GRADING_TAG}={os.environ.get(GRADING_TAG)}".encode()
-    for entry in os.listdir("/proc"):
-        try:
-            if not entry.isdigit() or os.stat(f"/proc/{entry}").st_uid != uid:
-                continue
-            with open(f"/proc/{entry}/environ", "rb") as f:
-                if needle in f.read().split(b"\0"):
-                    os.kill(int(entry), signal.SIGKILL)
-        except OSError:  # gone meanwhile
-            continue
+    Only this grading's, found by its tag: other gradings may run at the same time (the self-test)."""
+    if user:
+        import pwd
+        kill_all(processes_tagged(GRADING_TAG, os.environ[GRADING_TAG], pwd.getpwnam(user).pw_uid))
 
 
 def readable_by_all(path: str) -> None:

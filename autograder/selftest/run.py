@@ -29,7 +29,6 @@ import importlib.util
 import json
 import os
 import shutil
-import signal
 import statistics
 import subprocess
 import sys
@@ -47,6 +46,7 @@ REPO = os.path.dirname(AUTOGRADER)
 if AUTOGRADER not in sys.path:
     sys.path.insert(0, AUTOGRADER)
 
+from grader.run import kill_all, processes_tagged  # noqa: E402
 from selftest.cases import AT_END, CASES, FULL_REST, Case, Function  # noqa: E402
 
 REAL_DEADLINE_S = 30.0  # grader.run.SCENARIO_DEADLINE_S, what Gradescope uses
@@ -140,30 +140,6 @@ class Graded:
     problems: list = field(default_factory=list)  # what went wrong with the grading itself
 
 
-def _tagged_processes(tag: str) -> list[int]:
-    """Every process whose environment carries ``tag`` (a grading and everything it started)."""
-    needle = f"{TAG}={tag}".encode()
-    found = []
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit() or int(entry) == os.getpid():
-            continue
-        try:
-            with open(f"/proc/{entry}/environ", "rb") as f:
-                if needle in f.read().split(b"\0"):
-                    found.append(int(entry))
-        except OSError:
-            continue
-    return found
-
-
-def _kill(pids: list[int]) -> None:
-    for pid in pids:
-        try:
-            os.kill(pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
-
-
 def grade(source: str, submission: str, folder: str, cache: str | None, deadline_s: float,
           timeout_s: float = CASE_TIMEOUT_S, python: str = sys.executable) -> Graded:
     """Grade ``submission`` as run_autograder would, in ``folder`` laid out like /autograder."""
@@ -185,13 +161,13 @@ def grade(source: str, submission: str, folder: str, cache: str | None, deadline
         try:
             returncode = proc.wait(timeout=timeout_s)
         except subprocess.TimeoutExpired:
-            _kill(_tagged_processes(tag))
+            kill_all(processes_tagged(TAG, tag))
             returncode = proc.wait()
             problems.append(f"the grader did not finish within {timeout_s:.0f} s and was killed")
     seconds = time.monotonic() - began
-    left = _tagged_processes(tag)
+    left = processes_tagged(TAG, tag)
     if left:
-        _kill(left)
+        kill_all(left)
         problems.append(f"the grader left {len(left)} process(es) running after it exited: {left}")
     if returncode != 0 and not problems:
         problems.append(f"the grader exited with code {returncode}")

@@ -7,7 +7,6 @@ submissions by name. SELFTEST_JOBS: submissions graded at the same time (default
 
 from __future__ import annotations
 
-import contextlib
 import os
 import time
 
@@ -21,13 +20,10 @@ SELECTED = mutation.submissions(None if CHOICE == "all" else list(mutation.FAST)
 
 
 @pytest.fixture(scope="module")
-def verdicts(request, selftest_instance):
+def verdicts(show, selftest_instance):
     began = time.monotonic()
     rows = mutation.grade_all(selftest_instance, SELECTED, jobs=int(os.environ.get("SELFTEST_JOBS", "2")))
-    capture = request.config.pluginmanager.getplugin("capturemanager")
-    with capture.global_and_fixture_disabled() if capture else contextlib.nullcontext():
-        print(f"\n{mutation.table(rows)}\n{mutation.summary(rows, time.monotonic() - began)} "
-              f"(MUTANTS={CHOICE})\n", flush=True)
+    show(f"\n{mutation.table(rows)}\n{mutation.summary(rows, time.monotonic() - began)} (MUTANTS={CHOICE})\n")
     return {sub.name: (sub, outcome, problems) for sub, outcome, problems in rows}
 
 

@@ -12,25 +12,20 @@ the grader: as root, one every user can run makes the grader isolate student cod
 
 from __future__ import annotations
 
-import contextlib
 import os
-import sys
 import time
 
 import pytest
 
-AUTOGRADER = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, AUTOGRADER)
-
-from selftest import run as selftest  # noqa: E402
-from selftest.cases import CASES  # noqa: E402
+from selftest import run as selftest  # on sys.path by conftest.py
+from selftest.cases import CASES
 
 SOLUTIONS_RUNS = 3
 SELECTED = [c for c in CASES if c.name in os.environ.get("SELFTEST_CASES", "").split(",")] or CASES
 
 
 @pytest.fixture(scope="module")
-def graded(request, selftest_instance):
+def graded(show, selftest_instance):
     test = selftest_instance
     began = time.monotonic()
     outcomes, runs = test.run(SELECTED, jobs=int(os.environ.get("SELFTEST_JOBS", "2")), solutions_runs=SOLUTIONS_RUNS)
@@ -38,9 +33,7 @@ def graded(request, selftest_instance):
                       + ", ".join(f"{r.graded.seconds:.1f} s" for r in runs)
                       + f" (load factor {selftest.load_factor(runs):.2f})",
                       f"self-test: {time.monotonic() - began:.0f} s in all, {test.workdir}", ""])
-    capture = request.config.pluginmanager.getplugin("capturemanager")
-    with capture.global_and_fixture_disabled() if capture else contextlib.nullcontext():
-        print(text, flush=True)  # the case table, also when pytest captures output
+    show(text)
     return {o.case.name: o for o in outcomes}, runs
 
 

@@ -73,7 +73,27 @@ def _rss_mb(pid: int) -> float:
     return 0.0
 
 
-def _tail(path: str, limit: int = MAX_TAIL_CHARS) -> str:
+def output_limiter(max_output_mb: float | None):
+    """A ``preexec_fn`` capping every file the child writes (its log) at ``max_output_mb``. It runs in the
+    child, so it needs no privilege (prlimit on another user's process would need CAP_SYS_RESOURCE, which
+    Gradescope's root lacks)."""
+    def limit() -> None:
+        if max_output_mb:
+            size = int(max_output_mb * 2**20)
+            resource.setrlimit(resource.RLIMIT_FSIZE, (size, size))
+    return limit
+
+
+def kill_session(proc: Any) -> None:
+    """Kill a process started in its own session, and everything it started there; reap it."""
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+    proc.wait()
+
+
+def tail_of(path: str, limit: int = MAX_TAIL_CHARS) -> str:
     try:
         with open(path, "rb") as f:
             f.seek(max(0, os.path.getsize(path) - limit))
@@ -222,7 +242,7 @@ class _ForkServer:
             if time.monotonic() > deadline or not self.alive():
                 self.stop()  # a late report must never be taken for the next request's worker
                 raise ScenarioError(f"the fork server did not start a worker within {timeout_s:.0f} s; its "
-                                    f"output ends with:\n{_tail(self.log)}")
+                                    f"output ends with:\n{tail_of(self.log)}")
             self.collect(min(1.0, max(deadline - time.monotonic(), 0.0)))
         pid = self.forked.pop(0)
         self.workers.append(pid)
@@ -253,11 +273,7 @@ class _ForkServer:
                 continue
 
     def stop(self) -> None:
-        try:
-            os.killpg(self.proc.pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
-        self.proc.wait()
+        kill_session(self.proc)
 
 
 class WorkerPool:
@@ -297,12 +313,6 @@ class WorkerPool:
     def _log(self, rank: int, kind: str) -> str:
         return os.path.join(self.logdir, f"rank{rank}.{kind}")
 
-    def _limit_output(self) -> None:
-        """Runs in the child before exec: lowering its own limit needs no privilege (prlimit on another
-        user's process would need CAP_SYS_RESOURCE, which Gradescope's root lacks)."""
-        if self.max_output_mb:
-            limit = int(self.max_output_mb * 2**20)
-            resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
 
     def start(self) -> None:
         self.close()
@@ -313,7 +323,7 @@ class WorkerPool:
                    "TORCH_FR_BUFFER_SIZE": "4000"}  # the flight recorder lets scenarios see every collective
             user = {"user": self.user, "group": self.user, "extra_groups": []} if self.user else {}
             self.server = _ForkServer(env, os.path.join(self.logdir, "fork-server.out"),
-                                      {"preexec_fn": self._limit_output, **user})
+                                      {"preexec_fn": output_limiter(self.max_output_mb), **user})
         port = _free_port()
         for rank in range(self.world_size):
             ours, theirs = socket.socketpair()
@@ -398,7 +408,7 @@ class WorkerPool:
         if code == -signal.SIGXFSZ:
             how += f", it printed more than {self.max_output_mb:.0f} MB"
         return (f"worker exited ({how}) before reporting a result; its output ends with:\n"
-                f"{_tail(self._log(rank, 'out'))}")
+                f"{tail_of(self._log(rank, 'out'))}")
 
     def _fail_stuck(self, stuck: list[int], replies: list, what: str, deadline_s: float) -> None:
         for rank in stuck:
@@ -407,11 +417,11 @@ class WorkerPool:
             except ProcessLookupError:
                 pass
         wait_until = time.monotonic() + 2.0
-        while time.monotonic() < wait_until and not all(_tail(self._log(r, "stack")) for r in stuck):
+        while time.monotonic() < wait_until and not all(tail_of(self._log(r, "stack")) for r in stuck):
             time.sleep(0.02)  # polling for the dump to appear, bounded; not synchronisation
         parts = []
         for rank in stuck:
-            stack = _tail(self._log(rank, "stack"), MAX_TAIL_CHARS)
+            stack = tail_of(self._log(rank, "stack"), MAX_TAIL_CHARS)
             parts.append(f"rank {rank} was stuck here:\n{stack or '(no stack could be taken)'}")
         done = [rank for rank, r in enumerate(replies) if r is not None]
         self.close(graceful=False)
@@ -435,11 +445,7 @@ class WorkerPool:
                     pass
         for proc in self.procs:
             if proc.poll() is None:
-                try:
-                    os.killpg(proc.pid, signal.SIGKILL)
-                except ProcessLookupError:
-                    pass
-                proc.wait()
+                kill_session(proc)
         for conn in self.conns:
             conn.close()
         self.procs, self.conns = [], []
