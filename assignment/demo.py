@@ -27,8 +27,7 @@ import gc  # noqa: E402
 import pickle  # noqa: E402
 import statistics  # noqa: E402
 import time  # noqa: E402
-from collections import Counter  # noqa: E402
-from typing import Any, Callable  # noqa: E402
+from typing import Callable  # noqa: E402
 
 import torch  # noqa: E402
 import torch.distributed as dist  # noqa: E402
