@@ -4,10 +4,11 @@ PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
-PYTEST := cd solutions && ../$(PY) -m pytest -p no:cacheprovider
+PYTEST := $(PY) -m pytest -p no:cacheprovider
 
 .DEFAULT_GOAL := help
-.PHONY: help install test test-fast lint demo bench grade autograder clean assignment check-sync diff validate student handout
+.PHONY: help install check test lint unit demo bench grade autograder clean assignment check-sync diff validate \
+        student handout selftest mutants grade-repeat
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-12s %s\n", $$1, $$2}'
@@ -19,17 +20,18 @@ $(STAMP): requirements.txt requirements-dev.txt
 
 install: $(STAMP) ## create .venv with the pinned packages (torch 2.13.0 CPU)
 
-# validate runs every public test on the solutions (and on the stubs), so solutions/tests is not run twice.
-test: $(STAMP) lint check-sync selftest ## run every test the repository has
-	$(PY) tools/assign.py validate
-	$(PY) -m pytest -p no:cacheprovider tools/tests
-	$(PY) -m pytest -p no:cacheprovider -rs handout/tests
+# Tiers: `make check` (minutes: lint, sync, unit tests), `make test` (check + the public suite on the solutions
+# and the stubs + gradings of the solutions, the stubs and a few mutants), CI: `MUTANTS=all SELFTEST=all make test`.
+check: lint check-sync unit ## fast checks: lint, release in sync, unit tests of tools, grader, handout
 
-test-fast: $(STAMP) ## the single-process tests only (no gloo workers)
-	$(PYTEST) tests -m "not workers"
+test: check validate selftest ## every test the repository has (CI: MUTANTS=all SELFTEST=all)
 
 lint: $(STAMP) ## prove the code runs on Gradescope's Python 3.10
-	$(VENV)/bin/vermin --quiet --no-tips --violations -t=3.10- --eval-annotations solutions
+	$(VENV)/bin/vermin --quiet --no-tips --violations -t=3.10- --eval-annotations solutions autograder tools handout
+
+unit: $(STAMP) ## unit tests: tools, the grader's pieces (staging, sandbox, results), the handout
+	$(PYTEST) -q tools/tests autograder/tests/test_grader_units.py autograder/tests/test_sandbox.py
+	$(PYTEST) -q -rs handout/tests
 
 demo: $(STAMP) ## train with minddp and torch DDP side by side on 2 ranks
 	cd solutions && ../$(PY) -m minddp.launch --nproc-per-node 2 demo.py
@@ -37,16 +39,18 @@ demo: $(STAMP) ## train with minddp and torch DDP side by side on 2 ranks
 bench: $(STAMP) ## step time of minddp vs torch DDP (median ratio per model)
 	cd solutions && ../$(PY) -m minddp.launch --nproc-per-node 2 bench.py
 
-assignment: $(STAMP) ## regenerate assignment/ (the student release) from solutions/
+assignment: $(STAMP) ## regenerate assignment/ (the student release) and the public answers from solutions/
+	$(PY) tools/expected.py
 	$(PY) tools/assign.py generate
 
-check-sync: $(STAMP) ## fail if assignment/ differs from what `make assignment` would write
+check-sync: $(STAMP) ## fail if assignment/ or solutions/grading/expected.json is not what `make assignment` writes
 	$(PY) tools/assign.py check
+	$(PY) tools/expected.py --check
 
 diff: $(STAMP) ## per function: stub vs solution (SUBMISSION=folder-or-zip: a student's version)
 	$(PY) tools/assign.py diff $(if $(SUBMISSION),--submission "$(SUBMISSION)")
 
-validate: $(STAMP) ## public tests pass on solutions/ and fail only by stub on the release
+validate: $(STAMP) ## the public checks pass on solutions/ and fail only by stub on the release
 	$(PY) tools/assign.py validate
 
 handout: $(STAMP) ## build handout.pdf from handout/ (installs LaTeX if missing; figures from the reference)
@@ -56,11 +60,10 @@ student: $(STAMP) check-sync ## dist/student.zip: assignment/ (+ handout.pdf if 
 	$(PY) tools/assign.py student-zip dist/student.zip
 
 grade: $(STAMP) ## run the Gradescope pipeline locally on the solutions (or SUBMISSION=folder-or-zip)
-	$(PY) autograder/build.py grade $(if $(SUBMISSION),--submission $(SUBMISSION))
+	$(PY) autograder/build.py grade $(if $(SUBMISSION),--submission "$(SUBMISSION)")
 
-.PHONY: selftest grade-repeat mutants
-selftest: $(STAMP) ## the autograder on hostile submissions and mutants (MUTANTS=all: every mutant; default a subset)
-	$(PY) -m pytest -p no:cacheprovider -q autograder/tests
+selftest: $(STAMP) ## the autograder on hostile submissions and mutants (SELFTEST=all, MUTANTS=all: all of them)
+	$(PYTEST) -q autograder/tests/test_selftest.py autograder/tests/test_mutants.py
 
 mutants: $(STAMP) ## grade every mutant and correct variant (autograder/selftest/): kill and acceptance rates
 	$(PY) autograder/selftest/mutation.py

@@ -6,11 +6,12 @@
 The source folder (the zip's content, /autograder/source on Gradescope):
 
     run_autograder, setup.sh, requirements.txt   entry points (zip root, as Gradescope requires)
-    grader/          the trusted grading code (hidden)
-    reference/       the reference solution: minddp/ (+ answers.py) (hidden)
-    skeleton/        the student release's code: provided files + stubs, onto which submissions are copied
-    scenarios/       what the workers run (also readable by the student's workers)
-    student_files.json
+    grader/          the trusted grading code and the hidden inputs (never readable by student code)
+    harness/         the check library students have (grading/), tests/launch_probe.py, and what check
+                     1.4's ranks need in a jail (jailed_probe.py, sandbox.py): mounted read-only for workers
+    reference/       the reference solution: minddp/ and answers.py (trusted workers only)
+    skeleton/        the student release's code (provided files + stubs, course.py, student_files.json),
+                     onto which a submission's files are copied
 """
 
 from __future__ import annotations
@@ -29,8 +30,9 @@ IGNORE = shutil.ignore_patterns("__pycache__", "*.pyc")
 
 
 def code_files(root: str) -> list[str]:
-    """minddp/ and a top-level answers.py, if the release has one."""
-    return ["minddp"] + (["answers.py"] if os.path.exists(os.path.join(root, "answers.py")) else [])
+    """minddp/ and the top-level answers.py, course.py and student_files.json, where the tree has them."""
+    return ["minddp"] + [name for name in ("answers.py", "course.py", "student_files.json")
+                         if os.path.exists(os.path.join(root, name))]
 
 
 def copy_code(root: str, into: str) -> None:
@@ -51,12 +53,18 @@ def build_source(out: str) -> str:
         shutil.copy2(os.path.join(HERE, name), os.path.join(out, name))
     shutil.copyfile(os.path.join(REPO, "requirements.txt"), os.path.join(out, "requirements.txt"))
     shutil.copytree(os.path.join(HERE, "grader"), os.path.join(out, "grader"), ignore=IGNORE)
-    shutil.copytree(os.path.join(HERE, "scenarios"), os.path.join(out, "scenarios"), ignore=IGNORE)
-    for name in ("scenarios.py", "launch_probe.py"):  # the public tests' scenarios and torchrun probe
-        shutil.copyfile(os.path.join(REPO, "solutions", "tests", name), os.path.join(out, "scenarios", name))
+    harness = os.path.join(out, "harness")
+    shutil.copytree(os.path.join(REPO, "assignment", "grading"), os.path.join(harness, "grading"), ignore=IGNORE)
+    shutil.copyfile(os.path.join(REPO, "assignment", "tests", "launch_probe.py"), os.path.join(harness, "launch_probe.py"))
+    shutil.copyfile(os.path.join(HERE, "harness", "jailed_probe.py"), os.path.join(harness, "jailed_probe.py"))
+    shutil.copyfile(os.path.join(HERE, "grader", "sandbox.py"), os.path.join(harness, "sandbox.py"))
     copy_code(os.path.join(REPO, "solutions"), os.path.join(out, "reference"))
     copy_code(os.path.join(REPO, "assignment"), os.path.join(out, "skeleton"))
-    shutil.copyfile(os.path.join(REPO, "solutions", "student_files.json"), os.path.join(out, "student_files.json"))
+    for folder in ("harness", "skeleton"):  # read by student workers (through a jail's read-only mount)
+        for root, dirs, files in os.walk(os.path.join(out, folder)):
+            os.chmod(root, 0o755)
+            for name in files:
+                os.chmod(os.path.join(root, name), 0o644)
     return out
 
 
@@ -85,6 +93,19 @@ def reference_submission(into: str) -> str:
     return into
 
 
+def unpack_like_gradescope(archive: str, target: str) -> None:
+    """Gradescope extracts an uploaded .zip into /autograder/submission; anything else lands there as is."""
+    os.makedirs(target)
+    if not zipfile.is_zipfile(archive):
+        shutil.copyfile(archive, os.path.join(target, os.path.basename(archive)))
+        return
+    with zipfile.ZipFile(archive) as zf:
+        for info in zf.infolist():
+            path = os.path.realpath(os.path.join(target, info.filename))
+            if path.startswith(os.path.realpath(target) + os.sep):
+                zf.extract(info, target)
+
+
 def grade(submission: str | None, keep: str | None = None) -> int:
     """Lay out a folder like Gradescope's /autograder and run run_autograder in it."""
     root = keep or tempfile.mkdtemp(prefix="minddp-autograder-")
@@ -95,10 +116,9 @@ def grade(submission: str | None, keep: str | None = None) -> int:
     if submission is None:
         reference_submission(target)
     elif os.path.isdir(submission):
-        shutil.copytree(submission, target)
+        shutil.copytree(submission, target, symlinks=True)  # as uploaded: links stay links (the grader refuses them)
     else:
-        os.makedirs(target)
-        shutil.copyfile(submission, os.path.join(target, os.path.basename(submission)))
+        unpack_like_gradescope(submission, target)
     os.makedirs(os.path.join(root, "results"), exist_ok=True)
     env = {**os.environ, "AUTOGRADER_ROOT": root, "PYTHON": sys.executable}
     code = subprocess.call(["bash", os.path.join(root, "source", "run_autograder")], env=env)

@@ -9,11 +9,14 @@ from __future__ import annotations
 import ast
 import difflib
 import os
-import zipfile
+import sys
 from dataclasses import dataclass, field
 
 from course import StudentFile, find_stubs, iter_functions
 from markers import BEGIN_RE, END_RE, PlacedRegion
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "autograder"))
+from grader.stage import locate, read_upload  # noqa: E402  (the autograder's one rule for finding files)
 
 ANSI = {"-": "\033[31m", "+": "\033[32m", "@": "\033[36m", "title": "\033[1m", "reset": "\033[0m"}
 
@@ -51,28 +54,19 @@ def solution_functions(text: str, placed: list[PlacedRegion]) -> dict[str, tuple
 
 
 class Submission:
-    """A student's folder or .zip; files are found by their path, also below one top folder."""
+    """A student's folder or .zip, read and searched exactly as the autograder stages it."""
 
     def __init__(self, path: str):
-        self.path = path
-        if zipfile.is_zipfile(path):
-            with zipfile.ZipFile(path) as zf:
-                self.files = {n: zf.read(n) for n in zf.namelist() if not n.endswith("/")}
-        elif os.path.isdir(path):
-            self.files = {}
-            for folder, _, names in os.walk(path):
-                for name in names:
-                    full = os.path.join(folder, name)
-                    with open(full, "rb") as f:
-                        self.files[os.path.relpath(full, path).replace(os.sep, "/")] = f.read()
-        else:
+        if not os.path.exists(path):
             raise FileNotFoundError(f"{path}: not a folder or a .zip file")
+        self.path = path
+        upload = read_upload(path)
+        self.files, self.problems = upload.files, upload.problems
 
     def text(self, relpath: str) -> str | None:
-        """The file at ``relpath`` (or at ``<top folder>/relpath``, the shortest such path); None if absent."""
-        matches = sorted((n for n in self.files if (n == relpath or n.endswith("/" + relpath))
-                          and not n.startswith("__MACOSX/")), key=len)
-        return self.files[matches[0]].decode("utf-8", "replace") if matches else None
+        """The file the autograder would grade for ``relpath``; None if absent."""
+        hits = locate(list(self.files), relpath)
+        return self.files[hits[0]].decode("utf-8", "replace") if hits else None
 
 
 def _unified(a: list[str], b: list[str], names: tuple[str, str], context: int) -> list[str]:

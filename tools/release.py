@@ -17,7 +17,7 @@ from markers import MarkerError, make_stubs, strip_hidden
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 # What of solutions/ students get (folders are copied whole); bench.py and the like stay with the staff.
-RELEASED = ("minddp", "tests", "pytest.ini", "demo.py", "answers.py")
+RELEASED = ("minddp", "grading", "tests", "pytest.ini", "demo.py", "answers.py")
 OPTIONAL = {"demo.py", "answers.py"}  # released when present (answers.py: the written questions, Part 6)
 TEMPLATES = {"README.md": "README.md", "Makefile": "Makefile", "course.py": "course.py", ".gitignore": "gitignore"}
 STAFF_ONLY_REQUIREMENTS = {"gradescope-utils"}  # only the Gradescope autograder imports it

@@ -1,6 +1,7 @@
 # GENERATED from solutions/tests/conftest.py by tools/assign.py (staff: edit that file, then `make assignment`).
 # Public tests: do not edit them by hand; the grader runs its own copy (and more tests).
-"""Shared fixtures: one pool of gloo workers per world size, started once per test session."""
+"""The public tests run every check of grading/part*.py on its public inputs, on one shared runner
+(a fork server and pools of gloo workers, started on first use and restarted after a failure)."""
 
 from __future__ import annotations
 
@@ -8,28 +9,13 @@ import os
 
 import pytest
 
-from minddp.workers import WorkerPool
+from grading.local import LocalRunner
 
-TESTS_DIR = os.path.dirname(os.path.abspath(__file__))
-
-
-def _pool(world_size: int):
-    with WorkerPool(world_size, pythonpath=[TESTS_DIR]) as pool:
-        yield pool
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 @pytest.fixture(scope="session")
-def pool2():
-    """Two gloo workers (started on first use, restarted by the pool after a failure)."""
-    yield from _pool(2)
-
-
-@pytest.fixture(scope="session")
-def pool3():
-    yield from _pool(3)
-
-
-def pytest_collection_modifyitems(items):
-    for item in items:
-        if {"pool2", "pool3"} & set(getattr(item, "fixturenames", ())):
-            item.add_marker(pytest.mark.workers)
+def runner():
+    runner = LocalRunner(ROOT)
+    yield runner
+    runner.close()

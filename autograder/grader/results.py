@@ -29,14 +29,22 @@ class TestResult:
     visibility: str = "visible"
     tags: list[str] = field(default_factory=list)
     extra_credit: bool = False
+    part: str = ""  # "1".."6", "A", "B" (not written: Gradescope has no such field)
 
     def as_json(self) -> dict:
-        entry = {"name": self.name, "number": self.number, "score": round(self.score, 4),
-                 "max_score": 0.0 if self.extra_credit else self.max_score, "status": self.status,
-                 "output": clip(self.output, MAX_OUTPUT_CHARS), "visibility": self.visibility}
+        entry = {"name": plain(self.name), "number": self.number, "score": round(self.score, 4),
+                 "max_score": 0.0 if self.extra_credit else round(self.max_score, 4), "status": self.status,
+                 "output": clip(plain(self.output), MAX_OUTPUT_CHARS), "output_format": "text",
+                 "name_format": "text", "visibility": self.visibility}
         if self.tags:
             entry["tags"] = list(self.tags)
         return entry
+
+
+def plain(text: str) -> str:
+    """Text without control characters (terminal escapes, NULs) but newlines and tabs: student code writes
+    much of it, and every output is declared plain text ("output_format": "text"), never HTML or Markdown."""
+    return "".join(c for c in text if c in "\n\t" or (ord(c) >= 32 and ord(c) != 127))
 
 
 def clip(text: str, limit: int) -> str:
@@ -60,14 +68,19 @@ def write_fallback(path: str, message: str) -> None:
     write_json_atomically(path, {"score": 0.0, "output": message, "tests": []})
 
 
-def write_results(path: str, tests: list[TestResult], output: str, execution_time_s: float) -> dict:
+def write_results(path: str, tests: list[TestResult], output: str, execution_time_s: float,
+                  extra: dict | None = None) -> dict:
     data = {
         "score": round(sum(t.score for t in tests), 4),
-        "output": clip(output, MAX_TOP_OUTPUT_CHARS),
+        "output": clip(plain(output), MAX_TOP_OUTPUT_CHARS),
+        "output_format": "text",
+        "test_output_format": "text",
+        "test_name_format": "text",
         "execution_time": round(execution_time_s, 1),
         "visibility": "visible",
         "stdout_visibility": "hidden",
         "tests": [t.as_json() for t in tests],
+        "extra_data": dict(extra or {}),  # for staff tools (the self-test), never shown to students
     }
     write_json_atomically(path, data)
     return data

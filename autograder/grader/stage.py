@@ -1,116 +1,170 @@
-"""Stage a submission: a pristine copy of the homework plus exactly the files students may edit.
+"""Staging: read an upload safely, find the files students edit in it, and lay them onto the release.
 
-Students edit a fixed list of files (``student_files.json``, the same list `make submit` packs). Only those
-are taken from the submission; everything else comes from the pristine skeleton, so a submission cannot
-replace the provided code (the worker pool, the models) or add modules. Files are found wherever they
-sit in the upload (``minddp/reducer.py``, ``reducer.py``, ``assignment/minddp/reducer.py``, in a zip or not).
+An upload is what Gradescope puts in /autograder/submission (or what `make grade SUBMISSION=` is given):
+a folder of files, a .zip, or a folder holding one .zip (a student who zipped the zip). Only REGULAR files
+are read: a symbolic link, FIFO, device or hard link is refused with a message naming it (root reads the
+upload, and must never be tricked into reading something else), and sizes and counts are bounded.
+Files are found by ONE rule (``locate``, also used by `make diff SUBMISSION=`): the path as `make submit`
+writes it, at any depth; else the file name alone; the shortest match wins.
 """
 
 from __future__ import annotations
 
-import json
+import io
 import os
-import py_compile
 import shutil
+import stat
 import zipfile
 from dataclasses import dataclass, field
 
 MAX_FILE_BYTES = 2_000_000  # a student file larger than this is not source code
+MAX_TOTAL_BYTES = 50_000_000
+MAX_ENTRIES = 5_000
+SKIPPED_DIRS = ("__pycache__", "__MACOSX")
 
 
-@dataclass(frozen=True)
-class StudentFile:
-    path: str  # relative to the code folder, e.g. "minddp/reducer.py"
-    part: int
-    name: str
-    section: str
+@dataclass
+class Upload:
+    files: dict[str, bytes] = field(default_factory=dict)  # relative "/" path -> content
+    problems: list[str] = field(default_factory=list)  # what was refused, and why (shown to the student)
+
+
+def read_upload(path: str) -> Upload:
+    """The regular files of a folder or a .zip (a folder holding only a .zip is read as that zip)."""
+    upload = Upload()
+    if os.path.isdir(path) and not os.path.islink(path):
+        _read_folder(path, upload)
+        zips = [name for name in upload.files if name.lower().endswith(".zip")]
+        if len(zips) == 1 and not any(name.endswith(".py") for name in upload.files):
+            inner = Upload(problems=upload.problems)
+            _read_zip(zips[0], upload.files[zips[0]], inner)
+            return inner
+    else:
+        data = _read_regular(path, MAX_TOTAL_BYTES, upload, os.path.basename(path))
+        if data is not None:
+            _read_zip(os.path.basename(path), data, upload)
+    return upload
+
+
+def _read_folder(root: str, upload: Upload) -> None:
+    total, count = 0, 0
+    for folder, dirs, names in os.walk(root):  # never follows symbolic links to folders
+        keep = []
+        for d in sorted(dirs):
+            rel = os.path.relpath(os.path.join(folder, d), root).replace(os.sep, "/")
+            if os.path.islink(os.path.join(folder, d)):
+                upload.problems.append(f"{rel}: refused (a symbolic link; upload regular files only)")
+            elif d not in SKIPPED_DIRS and not d.startswith("."):
+                keep.append(d)
+        dirs[:] = keep
+        for name in sorted(names):
+            count += 1
+            if count > MAX_ENTRIES:
+                upload.problems.append(f"more than {MAX_ENTRIES} files uploaded: the rest were not read")
+                return
+            rel = os.path.relpath(os.path.join(folder, name), root).replace(os.sep, "/")
+            data = _read_regular(os.path.join(folder, name), MAX_FILE_BYTES, upload, rel)
+            if data is not None:
+                total += len(data)
+                if total > MAX_TOTAL_BYTES:
+                    upload.problems.append(f"the upload is larger than {MAX_TOTAL_BYTES:,} bytes: the rest was not read")
+                    return
+                upload.files[rel] = data
+
+
+def _read_regular(path: str, limit: int, upload: Upload, rel: str) -> bytes | None:
+    """The bytes of ``path`` if it is a regular file with one link and at most ``limit`` bytes."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError as error:
+        what = "a symbolic link" if os.path.islink(path) else f"cannot be read ({error.strerror})"
+        upload.problems.append(f"{rel}: refused ({what}; upload regular files only)")
+        return None
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            upload.problems.append(f"{rel}: refused (not a regular file; upload regular files only)")
+            return None
+        if info.st_nlink > 1:
+            upload.problems.append(f"{rel}: refused (a hard link to another file; upload regular files only)")
+            return None
+        with os.fdopen(os.dup(fd), "rb") as f:
+            data = f.read(limit + 1)
+    finally:
+        os.close(fd)
+    if len(data) > limit:
+        upload.problems.append(f"{rel}: refused (larger than {limit:,} bytes)")
+        return None
+    return data
+
+
+def _read_zip(name: str, data: bytes, upload: Upload) -> None:
+    """The regular members of a zip, with the limits above; a broken zip is a problem, never a crash."""
+    try:
+        archive = zipfile.ZipFile(io.BytesIO(data))
+        members = archive.infolist()
+    except (zipfile.BadZipFile, zipfile.LargeZipFile, ValueError, OSError) as error:
+        upload.problems.append(f"{name}: not a readable zip file ({error}); build it with `make submit`")
+        return
+    total = 0
+    for info in members[:MAX_ENTRIES]:
+        member = info.filename
+        mode = info.external_attr >> 16
+        if info.is_dir():
+            continue
+        if stat.S_IFMT(mode) not in (0, stat.S_IFREG):  # a link, a device...; 0: the zip did not say (regular)
+            upload.problems.append(f"{name}: {member}: refused (not a regular file; upload regular files only)")
+            continue
+        parts = member.replace("\\", "/").split("/")
+        if member.startswith("/") or ".." in parts or any(p in SKIPPED_DIRS or p.startswith(".") for p in parts[:-1]):
+            continue  # outside the upload, or a folder nobody submits
+        try:
+            with archive.open(info) as f:
+                content = f.read(MAX_FILE_BYTES + 1)  # the header's size is not trusted
+        except (zipfile.BadZipFile, OSError, ValueError, NotImplementedError, EOFError) as error:
+            upload.problems.append(f"{name}: {member}: cannot be extracted ({error})")
+            continue
+        if len(content) > MAX_FILE_BYTES:
+            upload.problems.append(f"{name}: {member}: refused (larger than {MAX_FILE_BYTES:,} bytes)")
+            continue
+        total += len(content)
+        if total > MAX_TOTAL_BYTES:
+            upload.problems.append(f"{name}: larger than {MAX_TOTAL_BYTES:,} bytes uncompressed: the rest was not read")
+            return
+        upload.files["/".join(parts)] = content
+    if len(members) > MAX_ENTRIES:
+        upload.problems.append(f"{name}: more than {MAX_ENTRIES} members: the rest were not read")
+
+
+def locate(names: list[str], wanted: str) -> list[str]:
+    """Every name where ``wanted`` ("minddp/reducer.py") sits: at that path below any folder, else by its
+    file name alone; shortest first (the first is the one graded)."""
+    exact = [n for n in names if n == wanted or n.endswith("/" + wanted)]
+    base = os.path.basename(wanted)
+    return sorted(exact or [n for n in names if os.path.basename(n) == base], key=lambda n: (len(n), n))
 
 
 @dataclass
 class Staged:
-    student_dir: str  # pristine skeleton + the student's files
+    student_dir: str  # the release's code + the student's files
     found: dict[str, str] = field(default_factory=dict)  # path -> where it was found in the upload
     missing: list[str] = field(default_factory=list)
-    problems: list[str] = field(default_factory=list)  # e.g. a file too large or found twice
+    problems: list[str] = field(default_factory=list)  # refused files, duplicates
 
 
-def load_student_files(path: str) -> list[StudentFile]:
-    with open(path, encoding="utf-8") as f:
-        entries = json.load(f)["files"]
-    return [StudentFile(e["path"], int(e["part"]), e["name"], str(e["section"])) for e in entries]
-
-
-def unpack_if_zip(submission: str, into: str) -> str:
-    """A folder to read the submission from (a .zip is extracted safely first)."""
-    if os.path.isdir(submission):
-        return submission
-    os.makedirs(into, exist_ok=True)
-    with zipfile.ZipFile(submission) as zf:
-        for info in zf.infolist():
-            target = os.path.realpath(os.path.join(into, info.filename))
-            if not target.startswith(os.path.realpath(into) + os.sep) or info.file_size > MAX_FILE_BYTES:
-                continue  # no path escapes, no huge members
-            zf.extract(info, into)
-    return into
-
-
-def find_in_upload(upload: str, wanted: str) -> list[str]:
-    """Every file in ``upload`` whose path ends with ``wanted`` (or with its base name, at any depth)."""
-    hits = []
-    for root, dirs, files in os.walk(upload):
-        dirs[:] = sorted(d for d in dirs if d not in ("__pycache__", "__MACOSX") and not d.startswith("."))
-        for name in sorted(files):
-            if name == os.path.basename(wanted):
-                full = os.path.join(root, name)
-                hits.append(os.path.relpath(full, upload))
-    exact = [h for h in hits if h.replace(os.sep, "/").endswith(wanted)]
-    return exact or hits
-
-
-def stage(upload: str, skeleton: str, files: list[StudentFile], into: str) -> Staged:
+def stage(upload: Upload, skeleton: str, paths: list[str], into: str) -> Staged:
+    """A copy of ``skeleton`` (the release) with each student file of ``paths`` taken from the upload."""
     student_dir = os.path.join(into, "student")
-    shutil.copytree(skeleton, student_dir, ignore=shutil.ignore_patterns("__pycache__"))
-    staged = Staged(student_dir)
-    for entry in files:
-        hits = find_in_upload(upload, entry.path)
+    shutil.copytree(skeleton, student_dir, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+    staged = Staged(student_dir, problems=list(upload.problems))
+    for path in paths:
+        hits = locate(list(upload.files), path)
         if not hits:
-            staged.missing.append(entry.path)
+            staged.missing.append(path)
             continue
-        source = os.path.join(upload, sorted(hits, key=len)[0])
         if len(hits) > 1:
-            staged.problems.append(f"{entry.path}: found {len(hits)} copies ({', '.join(hits)}); graded "
-                                   f"{os.path.relpath(source, upload)}")
-        if os.path.getsize(source) > MAX_FILE_BYTES:
-            staged.problems.append(f"{entry.path}: larger than {MAX_FILE_BYTES} bytes, not graded")
-            staged.missing.append(entry.path)
-            continue
-        shutil.copyfile(source, os.path.join(student_dir, entry.path))
-        staged.found[entry.path] = os.path.relpath(source, upload)
+            staged.problems.append(f"{path}: found {len(hits)} copies ({', '.join(hits)}); graded {hits[0]}")
+        with open(os.path.join(student_dir, path), "wb") as f:
+            f.write(upload.files[hits[0]])
+        staged.found[path] = hits[0]
     return staged
-
-
-def make_variant(student_dir: str, reference_dir: str, use_reference: set[str], into: str) -> str:
-    """A code folder: the staged student code with the files in ``use_reference`` replaced by the reference's.
-
-    The reference files go in as bytecode only (``reducer.pyc`` in place of ``reducer.py``, which Python
-    imports as is): student code runs in the same process and could read a source file beside it and
-    raise its text into the test output.
-    """
-    if not use_reference:
-        return student_dir
-    name = "variant-" + "-".join(sorted(os.path.splitext(os.path.basename(p))[0] for p in use_reference))
-    variant = os.path.join(into, name)
-    if not os.path.exists(variant):
-        shutil.copytree(student_dir, variant, ignore=shutil.ignore_patterns("__pycache__"))
-        for path in use_reference:
-            target = os.path.join(variant, path)
-            if os.path.exists(target):
-                os.remove(target)
-            py_compile.compile(os.path.join(reference_dir, path), cfile=target + "c", dfile=path, doraise=True)
-            os.chmod(target + "c", 0o644)  # the student's workers import it, whatever the umask
-    return variant
-
-
-def from_reference(code_dir: str, path: str) -> bool:
-    """Whether ``make_variant`` put the reference's ``path`` in ``code_dir``."""
-    return os.path.exists(os.path.join(code_dir, path) + "c") and not os.path.exists(os.path.join(code_dir, path))

@@ -1,7 +1,9 @@
 """Static checks on each student file, before anything runs: it compiles, and it does not use torch's DDP.
 
-The homework is to build DDP, so torch's own machinery is off limits in student code (handout: allowed
-APIs). This scan catches plain uses; the workers also trap the same APIs at run time.
+The homework is to build DDP, so torch's own machinery is off limits in student code (handout §8: allowed
+APIs). This scan catches plain uses; the workers also trap the same APIs at run time. Neither can stop a
+determined student inside their own process (SECURITY.md), so ``integrity_findings`` lists, for staff only
+(a hidden test), every construct that could hide such an attempt or reach outside the homework.
 """
 
 from __future__ import annotations
@@ -77,3 +79,54 @@ def check_file(path: str, display_name: str) -> tuple[str | None, list[str]]:
     if error:
         return error, []
     return None, banned_uses(source, display_name)
+
+
+# name -> why it deserves a look; matched against imported modules, called names and attributes.
+SUSPICIOUS = {
+    "marshal": "loads code objects", "exec": "runs code from a string", "eval": "runs code from a string",
+    "compile": "builds code at run time", "ctypes": "calls C directly", "importlib": "imports by computed name",
+    "__import__": "imports by computed name", "modules": "sys.modules: swaps or reads loaded modules",
+    "get_objects": "gc: reaches every live object", "get_referrers": "gc: reaches other code's objects",
+    "get_referents": "gc: reaches other code's objects", "_getframe": "reads other functions' frames",
+    "currentframe": "reads other functions' frames", "f_back": "reads other functions' frames",
+    "f_globals": "reads other functions' globals", "f_locals": "reads other functions' locals",
+    "tb_frame": "reads frames of a traceback", "__code__": "reads or replaces code objects",
+    "__globals__": "reads another function's globals", "__subclasses__": "reaches classes by enumeration",
+    "__builtins__": "replaces builtins", "__dict__": "reaches attributes by computed name",
+    "subprocess": "starts programs", "fork": "starts processes", "system": "starts programs",
+    "popen": "starts programs", "spawn": "starts processes", "execv": "starts programs", "execve": "starts programs",
+    "multiprocessing": "starts processes", "pty": "starts programs", "socket": "opens network connections",
+    "pickle": "loads objects from bytes", "setattr": "sets attributes by computed name (monkeypatching?)",
+}
+SUSPICIOUS_TEXT = ("/autograder", "/proc", "results.json", "grading.", "scenarios", "ReadyProbe", "_dump_fr_trace")
+
+
+def integrity_findings(path: str, display_name: str) -> list[str]:
+    """'file:line: construct (why)' for every suspicious construct (a hint for staff, never a verdict)."""
+    try:
+        with open(path, "rb") as f:
+            tree = ast.parse(f.read().decode("utf-8", errors="replace"), display_name)
+    except (OSError, SyntaxError, ValueError):
+        return []
+    prose = {id(node.value) for node in ast.walk(tree)
+             if isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant)}
+    found = []
+    for node in ast.walk(tree):
+        names = []
+        if isinstance(node, ast.Import):
+            names = [a.name.split(".")[0] for a in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            names = [(node.module or "").split(".")[0]] + [a.name for a in node.names]
+        elif isinstance(node, ast.Attribute):
+            names = [node.attr]
+            if isinstance(node.ctx, ast.Store) and _root_name(node) in ("torch", "dist", "nn", "sys", "os"):
+                found.append((node.lineno, f"assigns {ast.unparse(node)} (monkeypatching a library)"))
+        elif isinstance(node, ast.Name):
+            names = [node.id]
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "getattr" \
+                and len(node.args) > 1 and not isinstance(node.args[1], ast.Constant):
+            found.append((node.lineno, "getattr with a computed name"))
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in prose:
+            found += [(node.lineno, f"string mentioning {t!r}") for t in SUSPICIOUS_TEXT if t in node.value]
+        found += [(getattr(node, "lineno", 0), f"{n} ({SUSPICIOUS[n]})") for n in names if n in SUSPICIOUS]
+    return [f"{display_name}:{line}: {what}" for line, what in sorted(set(found))]

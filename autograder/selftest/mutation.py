@@ -14,7 +14,7 @@ would have made (the edit formats of ``cases.py``: ``(old, new)`` pairs or a who
                       pass (100%, and the bonus when the variant keeps it).
 
 Every submission is graded by the full pipeline (``python -m grader``, as ``run_autograder`` runs it), against
-one reference pass, with the self-test's 20 s per-scenario deadline. The table gives each submission's
+one reference pass, with the grader's own deadlines. The table gives each submission's
 expected outcome, score, failing tests and whether the verdict is right; any wrong verdict exits 1.
 """
 

@@ -1,9 +1,11 @@
-"""Fast tests of the grader's pieces that need no workers: static checks, staging, results.json, answers."""
+"""Fast tests of the grader's pieces that need no workers: static checks, staging, results.json, the checks."""
 
 from __future__ import annotations
 
+import io
 import json
 import os
+import stat
 import sys
 import zipfile
 
@@ -11,14 +13,17 @@ import pytest
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from grader.checks import ALL_CHECKS, _answer_matches  # noqa: E402
-from grader.results import MAX_OUTPUT_CHARS, clip, write_fallback, write_results  # noqa: E402
+from grader.hidden import HIDDEN  # noqa: E402
+from grader.results import MAX_OUTPUT_CHARS, clip, plain, write_fallback, write_results  # noqa: E402
 from grader.results import TestResult as Result  # noqa: E402 (pytest would try to collect "Test...")
-from grader.stage import StudentFile, find_in_upload, stage, unpack_if_zip  # noqa: E402
-from grader.static import banned_uses, check_file, compile_error  # noqa: E402
+from grader.stage import MAX_FILE_BYTES, locate, read_upload, stage  # noqa: E402
+from grader.standins import STANDINS, standin_text  # noqa: E402
+from grader.static import banned_uses, check_file, compile_error, integrity_findings  # noqa: E402
+from grading.checks import public_checks  # noqa: E402
+from grading.part6 import matches  # noqa: E402
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-FILES = [StudentFile("minddp/reducer.py", 3, "The Reducer", "3"), StudentFile("answers.py", 6, "Answers", "6")]
+PATHS = ["minddp/reducer.py", "answers.py"]
 
 
 @pytest.mark.parametrize("line, banned", [
@@ -44,114 +49,175 @@ def test_reference_files_are_clean():
                  "minddp/timeline.py", "answers.py"):
         full = os.path.join(REPO, "solutions", path)
         assert check_file(full, path) == (None, []), path
+        assert integrity_findings(full, path) == [], f"the reference itself is flagged: {integrity_findings(full, path)}"
 
 
 def test_compile_error_names_the_line():
     assert "line 2" in compile_error("x = 1\ndef f(:\n", "bucketing.py")
 
 
-def test_staging_finds_nested_files_and_takes_only_student_files(tmp_path):
+def test_integrity_report_flags_what_could_hide_an_attempt(tmp_path):
+    source = tmp_path / "reducer.py"
+    source.write_text("import marshal, sys\nexec(marshal.loads(b''))\nx = getattr(sys, 'mod' + 'ules')\n"
+                      "torch.distributed.all_reduce = None\nopen('/autograder/source/reference/x')\n"
+                      "k = [c for c in object.__subclasses__()]\n")
+    found = "\n".join(integrity_findings(str(source), "minddp/reducer.py"))
+    for what in ("reducer.py:1: marshal", "reducer.py:2: exec", "reducer.py:3: getattr with a computed name",
+                 "reducer.py:4: assigns torch.distributed.all_reduce", "'/autograder'", "reducer.py:6: __subclasses__"):
+        assert what in found, (what, found)
+
+
+# -- staging: regular files only, found by one rule ----------------------------------------------------------
+
+def make_skeleton(tmp_path):
     skeleton = tmp_path / "skeleton"
     (skeleton / "minddp").mkdir(parents=True)
     (skeleton / "minddp" / "reducer.py").write_text("stub")
-    (skeleton / "minddp" / "workers.py").write_text("pristine")
+    (skeleton / "minddp" / "models.py").write_text("pristine")
     (skeleton / "answers.py").write_text("stub")
+    return str(skeleton)
+
+
+def test_staging_finds_nested_files_and_takes_only_student_files(tmp_path):
     upload = tmp_path / "upload"
     (upload / "hw" / "minddp").mkdir(parents=True)
     (upload / "hw" / "minddp" / "reducer.py").write_text("mine")
-    (upload / "hw" / "minddp" / "workers.py").write_text("tampered")
-    staged = stage(str(upload), str(skeleton), FILES, str(tmp_path / "work"))
+    (upload / "hw" / "minddp" / "models.py").write_text("tampered")
+    staged = stage(read_upload(str(upload)), make_skeleton(tmp_path), PATHS, str(tmp_path / "work"))
     student = tmp_path / "work" / "student"
     assert (student / "minddp" / "reducer.py").read_text() == "mine"
-    assert (student / "minddp" / "workers.py").read_text() == "pristine", "provided files are never taken"
-    assert staged.missing == ["answers.py"]
+    assert (student / "minddp" / "models.py").read_text() == "pristine", "provided files are never taken"
+    assert staged.missing == ["answers.py"] and staged.found == {"minddp/reducer.py": "hw/minddp/reducer.py"}
 
 
-def test_zip_members_cannot_escape(tmp_path):
+def test_one_rule_prefers_the_path_then_the_shortest():
+    names = ["a/b/minddp/reducer.py", "minddp/reducer.py", "old/reducer.py", "minddp/reducer.py.bak"]
+    assert locate(names, "minddp/reducer.py") == ["minddp/reducer.py", "a/b/minddp/reducer.py"]
+    assert locate(["x/reducer.py", "reducer.py"], "minddp/reducer.py") == ["reducer.py", "x/reducer.py"]
+
+
+@pytest.mark.parametrize("kind", ["symlink", "symlink-dir", "fifo", "hardlink", "device", "too-large"])
+def test_staging_refuses_what_is_not_a_regular_file(tmp_path, kind):
+    upload = tmp_path / "upload"
+    (upload / "minddp").mkdir(parents=True)
+    target = upload / "minddp" / "reducer.py"
+    secret = tmp_path / "secret.py"
+    secret.write_text("the reference")
+    if kind == "symlink":
+        target.symlink_to(secret)
+    elif kind == "symlink-dir":
+        (upload / "minddp").rmdir()
+        (tmp_path / "elsewhere").mkdir()
+        (tmp_path / "elsewhere" / "reducer.py").write_text("the reference")
+        (upload / "minddp").symlink_to(tmp_path / "elsewhere")
+    elif kind == "fifo":
+        os.mkfifo(target)
+    elif kind == "hardlink":
+        os.link(secret, target)
+    elif kind == "device":
+        os.mknod(target, 0o600 | stat.S_IFCHR, os.makedev(1, 5))  # /dev/zero's numbers
+    else:
+        target.write_bytes(b"#" * (MAX_FILE_BYTES + 1))
+    upload_read = read_upload(str(upload))
+    staged = stage(upload_read, make_skeleton(tmp_path), PATHS, str(tmp_path / "work"))
+    assert "minddp/reducer.py" in staged.missing
+    assert any("refused" in p and "minddp" in p for p in staged.problems), staged.problems
+    assert (tmp_path / "work" / "student" / "minddp" / "reducer.py").read_text() == "stub"
+
+
+def zip_bytes(members: dict[str, bytes], symlinks: dict[str, str] | None = None) -> bytes:
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w") as zf:
+        for name, data in members.items():
+            zf.writestr(name, data)
+        for name, target in (symlinks or {}).items():
+            info = zipfile.ZipInfo(name)
+            info.external_attr = (stat.S_IFLNK | 0o777) << 16
+            zf.writestr(info, target)
+    return out.getvalue()
+
+
+def test_zip_members_cannot_escape_or_be_links(tmp_path):
     archive = tmp_path / "sub.zip"
-    with zipfile.ZipFile(archive, "w") as zf:
-        zf.writestr("../../evil.py", "x")
-        zf.writestr("minddp/reducer.py", "mine")
-    folder = unpack_if_zip(str(archive), str(tmp_path / "out"))
-    assert find_in_upload(folder, "minddp/reducer.py") == [os.path.join("minddp", "reducer.py")]
+    archive.write_bytes(zip_bytes({"../../evil.py": b"x", "minddp/reducer.py": b"mine"},
+                                  symlinks={"answers.py": "/autograder/source/reference/answers.py"}))
+    upload = read_upload(str(archive))
+    assert upload.files == {"minddp/reducer.py": b"mine"}
+    assert any("answers.py: refused" in p for p in upload.problems)
     assert not (tmp_path / "evil.py").exists()
 
 
-def test_results_are_complete_clipped_and_atomic(tmp_path):
+def test_a_folder_holding_one_zip_is_read_as_that_zip(tmp_path):
+    (tmp_path / "up").mkdir()
+    (tmp_path / "up" / "submission.zip").write_bytes(zip_bytes({"minddp/reducer.py": b"mine"}))
+    assert read_upload(str(tmp_path / "up")).files == {"minddp/reducer.py": b"mine"}
+
+
+def test_broken_zips_are_reported_not_crashed_on(tmp_path):
+    good = zip_bytes({"minddp/reducer.py": b"mine" * 100})
+    (tmp_path / "truncated.zip").write_bytes(good[:len(good) // 2])
+    assert "not a readable zip" in " ".join(read_upload(str(tmp_path / "truncated.zip")).problems)
+    corrupt = bytearray(good)
+    corrupt[good.index(b"mine")] ^= 0xFF  # the CRC no longer matches
+    (tmp_path / "crc.zip").write_bytes(bytes(corrupt))
+    upload = read_upload(str(tmp_path / "crc.zip"))
+    assert upload.files == {} and "cannot be extracted" in " ".join(upload.problems)
+
+
+def test_a_zip_bomb_is_bounded(tmp_path):
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as zf:
+        zf.writestr("minddp/reducer.py", b"\0" * (50 * MAX_FILE_BYTES))
+    (tmp_path / "bomb.zip").write_bytes(out.getvalue())
+    upload = read_upload(str(tmp_path / "bomb.zip"))
+    assert upload.files == {} and "larger than" in " ".join(upload.problems)
+
+
+# -- results.json ------------------------------------------------------------------------------------------
+
+def test_results_are_complete_clipped_plain_and_atomic(tmp_path):
     path = str(tmp_path / "results" / "results.json")
     write_fallback(path, "stopped early")
     assert json.loads(open(path).read())["score"] == 0.0
     tests = [Result("a", "1.1", 2.0, 2.0, "passed"), Result("b", "1.2", 3.0, output="x" * 200_000),
-             Result("bonus", "A.1", 5.0, 5.0, "passed", extra_credit=True)]
-    data = write_results(path, tests, "summary", 1.0)
-    assert data["score"] == 7.0 and [t["max_score"] for t in data["tests"]] == [2.0, 3.0, 0.0]
+             Result("bonus", "A.1", 5.0, 5.0, "passed", extra_credit=True),
+             Result("<img src=x onerror=alert(1)>\x1b[31m", "1.3", 1.0, output="\x1b[2Jred\x00")]
+    data = write_results(path, tests, "summary\x07", 1.0, {"student_uid": 7})
+    assert data["score"] == 7.0 and [t["max_score"] for t in data["tests"]] == [2.0, 3.0, 0.0, 1.0]
     assert len(data["tests"][1]["output"]) <= MAX_OUTPUT_CHARS
+    assert data["output_format"] == data["test_output_format"] == "text"
+    assert all(t["output_format"] == t["name_format"] == "text" for t in data["tests"])
+    assert data["tests"][3]["output"] == "[2Jred" and "\x1b" not in data["tests"][3]["name"]
+    assert data["output"] == "summary" and data["extra_data"] == {"student_uid": 7}
     assert json.loads(open(path).read()) == data
-    assert [p for p in os.listdir(tmp_path / "results")] == ["results.json"], "no temporary file left behind"
-    assert clip("short", 100) == "short"
+    assert os.listdir(tmp_path / "results") == ["results.json"], "no temporary file left behind"
+    assert clip("short", 100) == "short" and plain("a\tb\nc") == "a\tb\nc"
+
+
+# -- the checks: numbered, weighted, and every one with hidden inputs ------------------------------------------
+
+def test_checks_are_numbered_weighted_and_sum_to_100():
+    checks = public_checks()
+    numbers = [c.number for c in checks]
+    assert len(numbers) == len(set(numbers)), "check numbers are unique"
+    assert sum(c.weight for c in checks if not c.bonus) == 100 and sum(c.weight for c in checks if c.bonus) == 10
+    assert all(c.name and c.runs for c in checks)
+    assert set(HIDDEN) <= set(numbers), f"hidden inputs of unknown checks: {set(HIDDEN) - set(numbers)}"
+    without = [c.number for c in checks if c.number not in HIDDEN and c.public_share < 1]
+    assert not without, f"checks that promise hidden inputs but have none: {without}"
 
 
 def test_answer_tolerance():
-    assert _answer_matches(10.0005, 10.0)
-    assert not _answer_matches(10.1, 10.0)
-    assert _answer_matches([["p1", "p0"], ["p2"]], [["p1", "p0"], ["p2"]])
-    assert not _answer_matches([["p0", "p1"], ["p2"]], [["p1", "p0"], ["p2"]])
-    assert not _answer_matches(True, 1) and not _answer_matches("3", 3)
+    assert matches(10.0005, 10.0) and not matches(10.1, 10.0)
+    assert matches([["p1", "p0"], ["p2"]], [["p1", "p0"], ["p2"]])
+    assert not matches([["p0", "p1"], ["p2"]], [["p1", "p0"], ["p2"]])
+    assert not matches(True, 1) and not matches("3", 3)
 
 
-def test_checks_are_numbered_weighted_and_sum_to_100():
-    numbers = [c.__number__ for c in ALL_CHECKS]
-    assert len(numbers) == len(set(numbers)), "check numbers are unique"
-    regular = sum(c.__weight__ for c in ALL_CHECKS if not c.__scenario__.bonus)
-    bonus = sum(c.__weight__ for c in ALL_CHECKS if c.__scenario__.bonus)
-    assert regular == 100 and bonus == 10  # exactly: Gradescope shows the sum
-    assert all((c.__doc__ or "").strip() for c in ALL_CHECKS), "each check has a name for Gradescope"
-
-
-# -- feedback that names the mistake: the grader's plain-Python models must agree with the reference ------
-
-def test_bucket_rules_agree_with_the_reference():
-    """bucket_rules (no torch, in the grading process) names bucketing mistakes; without a mistake it must
-    give exactly the reference's buckets (themselves equal to torch's: solutions/tests/test_bucketing.py)."""
-    import torch
-
-    sys.path.insert(0, os.path.join(REPO, "solutions"))
-    from minddp.bucketing import compute_bucket_assignment
-
-    from grader.checks import BASIC_CASES, BUCKET_MISTAKES, DTYPE_CASES, ORDER_CASES, bucket_rules, random_bucket_cases
-
-    cases = BASIC_CASES + DTYPE_CASES + ORDER_CASES + random_bucket_cases(seed=3, count=400)
-    differs = dict.fromkeys(BUCKET_MISTAKES, 0)
-    for case in cases:
-        tensors = [torch.empty(n, dtype=getattr(torch, d), device="meta") for n, d in zip(case["sizes"], case["dtypes"])]
-        assert bucket_rules(case) == compute_bucket_assignment(tensors, case["limits"], case.get("order")), case
-        for mistake in BUCKET_MISTAKES:
-            differs[mistake] += bucket_rules(case, mistake) != bucket_rules(case)
-    assert all(differs.values()), f"a mistake these cases cannot tell apart from the rules: {differs}"
-
-
-def test_timeline_mistakes_agree_with_the_reference():
-    """Each modelled mistake differs from the reference answer on some case, and the plain-Python
-    simulator without a mistake matches the reference (so the feedback never names a wrong mistake)."""
-    sys.path.insert(0, os.path.join(REPO, "solutions"))
-    from minddp import timeline
-
-    from grader.checks import TIMELINE_CASES, _close, _ring, _simulate, timeline_mistakes
-
-    named = set()
-    for case in TIMELINE_CASES:
-        args = case["args"]
-        if case["fn"] == "ring_allreduce_time":
-            assert _close(_ring(*args), timeline.ring_allreduce_time(*args))
-        if case["fn"] == "simulate_step":
-            tl = timeline.simulate_step(*args)
-            assert _close(_simulate(*args)["comm_end"], list(tl.comm_end))
-        reference = timeline.backward_ready_times(*args) if case["fn"] == "backward_ready_times" else None
-        for mistake, value in timeline_mistakes(case).items():
-            if case["fn"] == "ring_allreduce_time":
-                reference = timeline.ring_allreduce_time(*args)
-            elif case["fn"] == "simulate_step":
-                reference = _simulate(*args)
-            if not _close(value, reference):
-                named.add(mistake)
-    assert len(named) == 5, f"mistakes never distinguishable on the hidden cases: {named}"
+def test_standins_keep_the_release_and_replace_its_functions():
+    for path in STANDINS:
+        with open(os.path.join(REPO, "assignment", path), encoding="utf-8") as f:
+            release = f.read()
+        text = standin_text(path, release)
+        assert text.startswith(release.rstrip("\n")) and "appended by the autograder" in text
+        compile(text, path, "exec")

@@ -1,13 +1,12 @@
 """The autograder's self-test (`make selftest`): grade every case of autograder/selftest/cases.py and check it.
 
-The source folder is built once, the reference pass is computed once (by the first grading of the
-solutions) and reused, and the per-scenario deadline is short (20 s; 6 s for the infinite loop) so that
-hanging cases finish quickly. The solutions are graded three times: their results.json must be identical
-(except execution_time).
+The source folder is built once and the reference pass is computed once (by the first grading of the
+solutions) and reused; deadlines are the grader's own. The solutions are graded three times: their
+results.json must be identical (except execution_time and extra_data).
 
-Knobs (environment): SELFTEST_JOBS (cases graded at the same time, default 2), SELFTEST_CASES (comma-separated
-names, default all), SELFTEST_DEADLINE_S (one deadline for every case), SELFTEST_PYTHON (the Python that runs
-the grader: as root, one every user can run makes the grader isolate student code).
+Knobs (environment): SELFTEST (which cases: "fast", the default of `make test`: the solutions and the stubs;
+"all", as CI sets it; or comma-separated names), SELFTEST_JOBS (cases graded at the same time, default 2),
+SELFTEST_PYTHON (the Python that runs the grader).
 """
 
 from __future__ import annotations
@@ -20,8 +19,10 @@ import pytest
 from selftest import run as selftest  # on sys.path by conftest.py
 from selftest.cases import CASES
 
-SOLUTIONS_RUNS = 3
-SELECTED = [c for c in CASES if c.name in os.environ.get("SELFTEST_CASES", "").split(",")] or CASES
+CHOICE = os.environ.get("SELFTEST", "fast")
+FAST = ("solutions", "stubs")
+SELECTED = CASES if CHOICE == "all" else [c for c in CASES if c.name in (FAST if CHOICE == "fast" else CHOICE.split(","))]
+SOLUTIONS_RUNS = 3 if CHOICE == "all" else 2
 
 
 @pytest.fixture(scope="module")
@@ -30,8 +31,7 @@ def graded(show, selftest_instance):
     began = time.monotonic()
     outcomes, runs = test.run(SELECTED, jobs=int(os.environ.get("SELFTEST_JOBS", "2")), solutions_runs=SOLUTIONS_RUNS)
     text = "\n".join(["", selftest.table(outcomes), f"solutions graded {len(runs)} times: "
-                      + ", ".join(f"{r.graded.seconds:.1f} s" for r in runs)
-                      + f" (load factor {selftest.load_factor(runs):.2f})",
+                      + ", ".join(f"{r.graded.seconds:.1f} s" for r in runs),
                       f"self-test: {time.monotonic() - began:.0f} s in all, {test.workdir}", ""])
     show(text)
     return {o.case.name: o for o in outcomes}, runs
@@ -50,11 +50,3 @@ def test_solutions_graded_identically(graded):
     assert len(runs) == SOLUTIONS_RUNS
     problems = selftest.determinism_problems(runs)
     assert not problems, "the same submission must get the same results.json every time:\n" + "\n".join(problems)
-
-
-def test_worst_hostile_case_within_limit(graded):
-    outcomes, runs = list(graded[0].values()), graded[1]
-    if not any(o.case.hostile for o in outcomes):
-        pytest.skip("no hostile case selected")
-    problems = selftest.time_problems(outcomes, runs)
-    assert not problems, problems[0]

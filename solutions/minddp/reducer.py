@@ -253,7 +253,8 @@ class Reducer:
                 else:
                     grads.append(param.grad)
                     averaged.append(view)
-            torch._foreach_copy_(grads, averaged)  # one call per bucket, not one copy per parameter
+            if grads:  # (a bucket may hold only parameters unused on this rank)
+                torch._foreach_copy_(grads, averaged)  # one call per bucket, not one copy per parameter
         self.require_finalize = False
         # END SOLUTION
 

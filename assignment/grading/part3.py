@@ -1,0 +1,111 @@
+# GENERATED from solutions/grading/part3.py by tools/assign.py (staff: edit that file, then `make assignment`).
+# Provided code: do not edit it by hand; the grader uses its own copy.
+"""Part 3 — the Reducer (handout §3): the checks and their public inputs.
+
+Every run trains the same model twice, with torch's DDP and with your Reducer driven by
+``scenarios.ReducerDriver`` (torch's buckets, no wrapper of yours), and compares them.
+"""
+
+from __future__ import annotations
+
+from grading.checks import Check, Outcome, fail, train
+from grading.compare import ascii_overlap, close_training, same_allreduces, same_training, side_by_side
+
+MLP = "6 x Linear(512, 512)"
+
+
+def bucket_records(o: Outcome, section: str = "3") -> None:
+    """From iteration 2 on, the (bucket index, parameters) a recording comm hook saw, in launch order."""
+    for rank, (r, g) in enumerate(zip(o.ref, o.got)):
+        for step in range(1, len(r["steps"])):
+            mine, theirs = g["steps"][step]["buckets"], r["steps"][step]["buckets"]
+            if mine != theirs:
+                fail(f"rank {rank}, iteration {step + 1}: the GradBuckets passed to the comm hook (index, parameters), "
+                     f"in launch order, differ from torch's (handout §{section}):\n" + side_by_side(mine, theirs))
+    same_training(o, section)
+
+
+def launch_order(o: Outcome) -> None:
+    same_allreduces(o, "the all-reduces of backward (elements, dtype) differ from torch DDP's, whose buckets follow "
+                       "reverse registration order from iteration 2 (handout §2, §3)")
+    same_training(o)
+
+
+def one_allreduce_per_bucket(o: Outcome) -> None:
+    same_allreduces(o, "expected exactly one all-reduce per bucket per backward, of the bucket's elements and "
+                       "dtype (handout §2, §3)")
+    same_training(o)
+
+
+def overlap(o: Outcome) -> None:
+    if o.got[1]["steps"][1]["backward_blocked"]:
+        fail("your all-reduce blocks backward: while rank 1 held back its first all-reduce, rank 0 could not "
+             "compute its remaining gradients, so rank 0 was waiting for communication inside backward. Launch "
+             "each bucket asynchronously (async_op=True), keep what it returns, and wait only at the end of "
+             "backward (handout §3).")
+    for rank, g in enumerate(o.got):
+        if g["steps"][1]["allreduces_before_last_grad"] < 1:
+            fail(f"rank {rank}: no all-reduce was launched before the last gradient of backward was computed. "
+                 "Launch each bucket from inside backward, asynchronously, as soon as it and every lower-index "
+                 "bucket are ready; wait only at the end of backward (handout §3).\n" + ascii_overlap(g, 1))
+    same_training(o)
+
+
+CHECKS = [
+    Check("3.1", "one bucket per layer: bit for bit equal to torch DDP", weight=4, section="3",
+          runs=(train("reducer", f"{MLP}, bucket_cap_mb=1", model="mlp", steps=3, ddp_kwargs={"bucket_cap_mb": 1}),),
+          compare=same_training),
+    Check("3.2", "one bucket per tensor: bit for bit equal to torch DDP", weight=2, section="3",
+          runs=(train("reducer", f"{MLP}, bucket_cap_mb=0", model="mlp", steps=3, ddp_kwargs={"bucket_cap_mb": 0}),),
+          compare=same_training),
+    Check("3.3", "a single bucket, and torch's default limits: bit for bit equal to torch DDP", weight=1, section="3",
+          runs=(train("reducer", f"{MLP}, bucket_cap_mb=100", model="mlp", steps=3, ddp_kwargs={"bucket_cap_mb": 100}),
+                train("reducer", f"{MLP}, default bucket limits", model="mlp", steps=3)),
+          compare=same_training),
+    Check("3.4", "a parameter used twice (tied embedding) is counted once per backward", weight=2, section="3",
+          runs=(train("reducer", "the tied model, bucket_cap_mb=0.005", model="tied", steps=3,
+                      ddp_kwargs={"bucket_cap_mb": 0.005}),),
+          compare=same_training,
+          hint="the tied weight is ONE parameter used twice in forward: its gradient is accumulated once, so it is "
+               "counted once (one hook call) and sits in one bucket slot."),
+    Check("3.5", "float32 and float64 parameters in their own buckets", weight=1, section="3",
+          runs=(train("reducer", "the mixed-dtype model, bucket_cap_mb=0.01", model="mixed", steps=3,
+                      ddp_kwargs={"bucket_cap_mb": 0.01}),),
+          compare=same_training),
+    Check("3.6", "from iteration 2 on, buckets are launched in index order, as torch DDP does", weight=3, section="3",
+          runs=(train("reducer", "48 x Linear(32, 32), limits [0.005, 0.02] MiB", model="many_small", steps=3,
+                      ddp_kwargs={"bucket_cap_mb_list": [0.005, 0.02]}),),
+          compare=launch_order),
+    Check("3.7", "exactly one all-reduce per bucket per backward, first bucket small", weight=3, section="3",
+          runs=(train("reducer", f"{MLP}, limits [1, 2] MiB", model="mlp", steps=3,
+                      ddp_kwargs={"bucket_cap_mb_list": [1, 2]}),
+                train("reducer", "the mixed-dtype model, limits [0.01, 0.05] MiB", model="mixed", steps=3,
+                      ddp_kwargs={"bucket_cap_mb_list": [0.01, 0.05]})),
+          compare=one_allreduce_per_bucket),
+    Check("3.8", "communication overlaps backward (launched before the last gradient, never blocking it)", weight=4,
+          section="3", runs=(train("reducer", f"{MLP}, bucket_cap_mb=1, rank 1 holding back its first all-reduce",
+                                   model="mlp", steps=2, ddp_kwargs={"bucket_cap_mb": 1}, hold_back=True),),
+          compare=overlap),
+    Check("3.9", "ranks whose gradients become ready in different orders still agree (ordered launch)", weight=3,
+          section="3", runs=(train("reducer", "two branches computed in a different order on each rank",
+                                   model="twobranch", steps=4, ddp_kwargs={"bucket_cap_mb": 0.01}),),
+          compare=same_training,
+          hint="here rank 0 and rank 1 produce gradients in different orders, so their buckets fill in different "
+               "orders. Collectives pair up by call order: launch buckets strictly in index order (bucket i+1 waits "
+               "for bucket i's launch), never in the order they fill."),
+    Check("3.10", "3 ranks: within 1e-6 relative of torch DDP, replicas identical", weight=3, section="3",
+          runs=(train("reducer", f"{MLP} on 3 ranks, bucket_cap_mb=1", world_size=3, model="mlp", steps=3,
+                      ddp_kwargs={"bucket_cap_mb": 1}, tensors=True),),
+          compare=close_training),
+    Check("3.11", "a comm hook sees torch's buckets (index, parameters) and its result is used", weight=2,
+          section="3", runs=(train("reducer", f"{MLP}, bucket_cap_mb=1, a recording comm hook", model="mlp", steps=3,
+                                   hook="record", ddp_kwargs={"bucket_cap_mb": 1}),),
+          compare=bucket_records,
+          hint="the comm hook here returns a NEW tensor (the averaged copy), not the bucket's buffer: copy back the "
+               "tensor the future returns."),
+    Check("3.12", "the fp16 compression hook gives torch's results bit for bit", weight=2, section="3",
+          runs=(train("reducer", f"{MLP}, bucket_cap_mb=1, fp16_compress_hook", model="mlp", steps=3, hook="fp16",
+                      ddp_kwargs={"bucket_cap_mb": 1}),),
+          compare=lambda o: same_training(o, "3 (comm hooks: the buffer holds raw gradients; the hook's result "
+                                             "is copied back)")),
+]

@@ -1,0 +1,122 @@
+# GENERATED from solutions/grading/part4.py by tools/assign.py (staff: edit that file, then `make assignment`).
+# Provided code: do not edit it by hand; the grader uses its own copy.
+"""Part 4 — the DDP wrapper (handout §4): the checks and their public inputs.
+
+Every run trains the same model with torch's DDP and with your ``minddp.ddp.DistributedDataParallel``
+and compares them: values after every phase, and the collectives of each phase.
+"""
+
+from __future__ import annotations
+
+from grading.checks import Check, Outcome, fail, train
+from grading.compare import same_allreduces, same_training
+
+CONVBN = "Conv + BatchNorm (buffers)"
+
+
+def construction(o: Outcome) -> None:
+    if len({g["params_at_start"] for g in o.got}) != 1 or len({g["buffers_at_start"] for g in o.got}) != 1:
+        fail("ranks start from different parameters or buffers: broadcast rank 0's parameters and buffers in "
+             "the constructor (handout §4)")
+    same_training(o, "4")
+
+
+def buffers_each_forward(o: Outcome) -> None:
+    for rank, (r, g) in enumerate(zip(o.ref, o.got)):
+        theirs = r["steps"][0]["forward"][0]  # later forwards of torch's also rebuild buckets
+        for step, entry in enumerate(g["steps"]):
+            if entry["forward"][0] != theirs:
+                mine = [c["op"] for c in entry["forward"][0]]
+                fail(f"rank {rank}, step {step + 1}: your forward launched {mine if mine else 'no broadcast'}; torch "
+                     f"DDP broadcasts rank 0's buffers, one broadcast per dtype: {[c['op'] for c in theirs]} "
+                     "(handout §4)")
+    same_training(o, "4")
+
+
+def no_sync_accumulates(o: Outcome) -> None:
+    for rank, g in enumerate(o.got):
+        for step, entry in enumerate(g["steps"]):
+            if any(entry["backward"][:-1]):
+                fail(f"rank {rank}, step {step + 1}: a backward whose forward ran inside no_sync() launched "
+                     f"collectives {[[c['op'] for c in b] for b in entry['backward'][:-1]]}; it must launch none "
+                     "(handout §4)")
+            if not any(c["op"] == "all_reduce" for c in entry["backward"][-1]):
+                fail(f"rank {rank}, step {step + 1}: the last micro-batch (outside no_sync) must synchronise, but its "
+                     "backward launched no all-reduce (handout §4)")
+    same_training(o, "4")
+
+
+def no_sync_read_in_forward(o: Outcome) -> None:
+    for rank, g in enumerate(o.got):
+        for step, entry in enumerate(g["steps"]):
+            if not all(entry["backward"]):
+                fail(f"rank {rank}, step {step + 1}: a forward outside no_sync() must still synchronise its "
+                     "backward, even if the backward runs inside no_sync(): the switch is read in forward "
+                     "(handout §4)")
+    same_training(o, "4")
+
+
+def every_backward_syncs(o: Outcome) -> None:
+    same_allreduces(o, "expected one all-reduce per bucket, as torch DDP (elements, dtype; handout §2, §4)")
+    same_training(o, "4")
+
+
+def tied_once(o: Outcome) -> None:
+    same_allreduces(o, "the all-reduces of backward (elements, dtype) differ from torch DDP's (handout §2, §4)")
+    same_training(o, "4")
+
+
+def raises_like_torch(o: Outcome) -> None:
+    for rank, (r, g) in enumerate(zip(o.ref, o.got)):
+        if "error" not in g:
+            fail(f"rank {rank}: training went on although a parameter got no gradient in iteration 1; torch's DDP "
+                 f"raises in the next forward: {r.get('message', '')[:160]}... (handout §4)")
+        if "Expected to have finished reduction" not in g["message"]:
+            fail(f"rank {rank}: raised {g['error']}: {g['message'][:300]!r}; expected the RuntimeError that says "
+                 "\"Expected to have finished reduction in the prior iteration ...\" (handout §4)")
+
+
+CHECKS = [
+    Check("4.1", "every rank starts from rank 0's parameters and buffers", weight=3, section="4",
+          runs=(train("minddp", f"{CONVBN}, a different seed on each rank", model="convbn", steps=3,
+                      seed_per_rank=True),),
+          compare=construction),
+    Check("4.2", "rank 0's buffers are broadcast at the start of every forward", weight=4, section="4",
+          runs=(train("minddp", CONVBN, model="convbn", steps=3),),
+          compare=buffers_each_forward,
+          hint="broadcast rank 0's buffers at the START of each forward, before the module runs. After it is too "
+               "late: BatchNorm has already used this rank's statistics, and overwriting them in place breaks the "
+               "tensors autograd saved for backward (\"modified by an inplace operation\")."),
+    Check("4.3", "no_sync accumulates locally with no collective, then the next synced backward averages all",
+          weight=4, section="4",
+          runs=(train("minddp", f"{CONVBN}, 4 micro-batches per step", model="convbn", steps=2, accumulate=4),
+                train("minddp", "6 x Linear(512, 512), 4 micro-batches per step", model="mlp", steps=2, accumulate=4,
+                      ddp_kwargs={"bucket_cap_mb": 1})),
+          compare=no_sync_accumulates,
+          hint="inside no_sync() each backward only accumulates into .grad (nothing zeroes or overwrites it); the "
+               "next synchronised backward then averages the accumulated sum."),
+    Check("4.4", "the no_sync switch is read in forward (wrapping only backward still syncs)", weight=3, section="4",
+          runs=(train("minddp", f"{CONVBN}, no_sync around backward only", model="convbn", steps=2, accumulate=3,
+                      no_sync="backward"),),
+          compare=no_sync_read_in_forward),
+    Check("4.5", "frozen parameters (requires_grad=False) are not synchronised", weight=2, section="4",
+          runs=(train("minddp", "an MLP with two frozen layers", model="frozen", steps=3,
+                      ddp_kwargs={"bucket_cap_mb": 0.01}),),
+          compare=lambda o: same_training(o, "4"),
+          hint="a frozen parameter (requires_grad=False) never gets a gradient: it must not be in any bucket, or "
+               "its bucket never becomes ready."),
+    Check("4.6", "without no_sync every backward averages, buffers broadcast before every forward", weight=2,
+          section="4", runs=(train("minddp", f"{CONVBN}, 2 micro-batches, no no_sync", model="convbn", steps=2,
+                                   accumulate=2, no_sync="never"),),
+          compare=every_backward_syncs),
+    Check("4.7", "a weight shared by two modules is bucketed and all-reduced once", weight=1, section="4",
+          runs=(train("minddp", "the tied model, bucket_cap_mb=0.005", model="tied", steps=3,
+                      ddp_kwargs={"bucket_cap_mb": 0.005}),),
+          compare=tied_once,
+          hint="a weight shared by two modules (the tied embedding) is ONE parameter: hand it to the bucketing and "
+               "the Reducer once (module.parameters() lists it once; walking the submodules lists it twice)."),
+    Check("4.8", "a parameter without a gradient raises in the next forward, as torch DDP does", weight=1,
+          section="4", runs=(train("minddp", "a model whose branch b is unused, find_unused_parameters=False",
+                                   model="branchy", steps=2, use_b="none", catch=True),),
+          compare=raises_like_torch),
+]

@@ -1,0 +1,369 @@
+# GENERATED from solutions/grading/scenarios.py by tools/assign.py (staff: edit that file, then `make assignment`).
+# Provided code: do not edit it by hand; the grader uses its own copy.
+"""Provided — what the workers run for each check (see ``grading.pool``): build, train, observe, report.
+
+A scenario runs on every rank at once and returns plain data (digests, sums, the collectives it saw);
+the comparison with the reference happens in the caller (``grading.compare``), never here. Training
+scenarios take ``impl``:
+
+* ``"torch"``: torch's own DistributedDataParallel, the reference;
+* ``"minddp"``: your ``minddp.ddp.DistributedDataParallel`` (Part 4 and the bonus);
+* ``"reducer"``: ``ReducerDriver``, the smallest wrapper that drives your Reducer (Part 3 is graded
+  through it, so it does not depend on your Part 4).
+
+Collectives are seen by torch's flight recorder, which records every collective whatever API issued it.
+Nothing from ``minddp`` is imported at module level: the code under test is whatever ``minddp`` the
+worker's ``sys.path`` finds when a scenario runs.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime
+import functools
+import hashlib
+import pickle
+import traceback
+from typing import Any, Callable
+
+import torch
+import torch.distributed as dist
+
+# torch's bucket assignment, which the driver uses (your files may not: handout §8). Taken when this module
+# is imported, i.e. before anything else runs in the worker.
+_TORCH_BUCKETS = dist._compute_bucket_assignment_by_size
+MiB = 2**20
+
+
+def warm_up() -> None:
+    """What the fork server runs once, so every worker it forks starts warm: the first optimizer imports
+    torch._dynamo (1.5 s), the first backward initialises autograd (no threads: OMP_NUM_THREADS=1)."""
+    module = torch.nn.Sequential(torch.nn.Linear(8, 8), torch.nn.ReLU(), torch.nn.Linear(8, 2))
+    optimizer = torch.optim.SGD(module.parameters(), lr=0.1)
+    module(torch.randn(4, 8)).pow(2).mean().backward()
+    optimizer.step()
+
+
+# -- observing collectives ---------------------------------------------------------------------------------
+
+def collective_mark() -> int:
+    """How many collectives this rank has launched on the default group so far."""
+    return dist.distributed_c10d._get_default_group()._get_sequence_number_for_group()
+
+
+def collectives_since(mark: int) -> list[dict]:
+    """Collectives this rank launched after ``mark``, oldest first: op, input sizes, input dtypes."""
+    trace = pickle.loads(torch._C._distributed_c10d._dump_fr_trace(includeStackTraces=False))
+    return [{"op": e["profiling_name"].split(":")[-1], "sizes": e["input_sizes"], "dtypes": e["input_dtypes"]}
+            for e in trace["entries"] if e["collective_seq_id"] > mark and not e.get("is_p2p")]
+
+
+def digest(tensors: dict[str, torch.Tensor]) -> str:
+    """A short hash of the exact bits of named tensors: equal digests are equal values."""
+    h = hashlib.sha256()
+    for name, t in tensors.items():
+        h.update(name.encode())
+        h.update(t.detach().contiguous().view(-1).view(torch.uint8).numpy().tobytes())
+    return h.hexdigest()[:16]
+
+
+# -- building the wrapped model ----------------------------------------------------------------------------
+
+def bucket_limits(bucket_cap_mb: float | None = None, bucket_cap_mb_list: list | None = None) -> list[int]:
+    """torch DDP's meaning of its arguments: [first bucket, later buckets] in bytes (defaults 1 and 25 MiB)."""
+    mbs = bucket_cap_mb_list or ([bucket_cap_mb] if bucket_cap_mb is not None else [1, 25])
+    return [int(mb * MiB) for mb in mbs]
+
+
+class ReducerDriver(torch.nn.Module):
+    """Drives your Reducer the way a DDP wrapper does, and nothing more: the trainable parameters, bucketed
+    by torch in reverse order, go to ``Reducer(params, bucket_indices)``; every forward with gradients
+    enabled ends with ``prepare_for_backward()``. Every rank builds the same model from the same seed,
+    so no broadcast is needed."""
+
+    def __init__(self, module: torch.nn.Module, bucket_cap_mb: float | None = None,
+                 bucket_cap_mb_list: list | None = None):
+        super().__init__()
+        from minddp.reducer import Reducer
+        self.module = module
+        params = [p for p in module.parameters() if p.requires_grad]
+        order = list(range(len(params) - 1, -1, -1))
+        buckets, _ = _TORCH_BUCKETS([params[i] for i in order], bucket_limits(bucket_cap_mb, bucket_cap_mb_list),
+                                    [], order)
+        self.reducer = Reducer(params, buckets, None)
+
+    def forward(self, *inputs: Any, **kwargs: Any) -> Any:
+        outputs = self.module(*inputs, **kwargs)
+        if torch.is_grad_enabled():
+            self.reducer.prepare_for_backward()
+        return outputs
+
+    def register_comm_hook(self, state: Any, hook: Callable) -> None:
+        self.reducer.register_comm_hook(state, hook)
+
+
+def wrap(impl: str, module: torch.nn.Module, ddp_kwargs: dict) -> torch.nn.Module:
+    if impl == "torch":
+        kwargs = {k: v for k, v in ddp_kwargs.items() if k != "rebuild_buckets"}
+        return torch.nn.parallel.DistributedDataParallel(module, **kwargs)
+    if impl == "minddp":
+        from minddp.ddp import DistributedDataParallel
+        return DistributedDataParallel(module, **ddp_kwargs)
+    if impl == "reducer":
+        return ReducerDriver(module, **ddp_kwargs)
+    raise ValueError(f"unknown impl {impl!r}")
+
+
+def install_hook(impl: str, ddp: torch.nn.Module, hook: str, names: dict[int, str], log: list) -> None:
+    """Register a comm hook: "record" logs (bucket index, parameter names) then averages; "fp16" compresses."""
+    if hook == "fp16":
+        if impl == "torch":
+            from torch.distributed.algorithms.ddp_comm_hooks.default_hooks import fp16_compress_hook
+        else:
+            from minddp.reducer import fp16_compress_hook
+        ddp.register_comm_hook(None, fp16_compress_hook)
+        return
+
+    def record(state, bucket):  # no annotations: torch insists they be exactly dist.GradBucket
+        log.append([bucket.index(), [names[id(p)] for p in bucket.parameters()]])
+        averaged = bucket.buffer().div(dist.get_world_size())  # a new tensor: the DDP must use the hook's result
+        return dist.all_reduce(averaged, async_op=True).get_future().then(lambda fut: fut.value()[0])
+
+    ddp.register_comm_hook(None, record)
+
+
+# -- the training scenario -----------------------------------------------------------------------------------
+
+def train(catch: bool = False, **kwargs: Any) -> dict:
+    """``_train(**kwargs)``; with ``catch``, an exception is the result ({"error": type, "message": text}),
+    for checks that expect one on every rank."""
+    if not catch:
+        return _train(**kwargs)
+    try:
+        return _train(**kwargs)
+    except Exception as error:
+        return {"error": type(error).__name__, "message": str(error)[:2000]}
+
+
+def _train(impl: str, model: str, steps: int = 3, seed_per_rank: bool = False, ddp_kwargs: dict | None = None,
+           hook: str | None = None, accumulate: int = 1, no_sync: str = "forward", use_b: str = "all",
+           lr: float = 0.05, tensors: bool = False, hold_back: bool = False) -> dict:
+    """Train ``steps`` SGD steps and record what the DDP did.
+
+    accumulate: micro-batches per step; all but the last run under ``no_sync`` as chosen by ``no_sync``:
+      "forward" wraps forward and backward (the right way), "backward" wraps only backward (still syncs),
+      "never" does not use no_sync at all.
+    use_b: for the "branchy" model, which ranks use branch b: "all", "none" or "rank0".
+    tensors: also return the final parameters (for comparisons within a tolerance, world size 3).
+    hold_back: in the second step, rank 1 holds back its first all-reduce until rank 0's backward has
+      computed every gradient (see ``ReadyProbe``): ``backward_blocked`` says whether rank 0 got there.
+    """
+    from minddp import models
+    rank = dist.get_rank()
+    module = models.build(model, seed=1000 + rank if seed_per_rank else 0)
+    if model == "twobranch":
+        module.branch_first = "b" if rank % 2 == 0 else "a"  # rank 0 differs from reverse order
+    names = {id(p): n for n, p in module.named_parameters()}
+    mark = collective_mark()
+    ddp = wrap(impl, module, ddp_kwargs or {})
+    record: dict[str, Any] = {"construct": collectives_since(mark), "steps": [],
+                              "params_at_start": digest(dict(module.named_parameters())),
+                              "buffers_at_start": digest(dict(module.named_buffers()))}
+    bucket_log: list = []
+    if hook:
+        install_hook(impl, ddp, hook, names, bucket_log)
+    optimizer = torch.optim.SGD(module.parameters(), lr=lr)
+    forward_kwargs = {}
+    if model == "branchy":
+        forward_kwargs["use_b"] = use_b == "all" or (use_b == "rank0" and rank == 0)
+    probe = ReadyProbe(module, hold_back)
+    for step in range(steps):
+        optimizer.zero_grad(set_to_none=False if step else True)
+        entry: dict[str, Any] = {"forward": [], "backward": [], "buffers": []}
+        for micro in range(accumulate):
+            last = micro == accumulate - 1
+            skip_sync = not last and no_sync != "never"
+            ctx_f = ddp.no_sync() if skip_sync and no_sync == "forward" else contextlib.nullcontext()
+            ctx_b = ddp.no_sync() if skip_sync and no_sync == "backward" else contextlib.nullcontext()
+            mark = collective_mark()
+            with ctx_f:
+                output = ddp(models.batch(model, rank, step * accumulate + micro), **forward_kwargs)
+                entry["forward"].append(collectives_since(mark))
+                entry["buffers"].append(digest(dict(module.named_buffers())))
+                mark = collective_mark()
+                probe.arm(hold=hold_back and step == 1 and last)
+                with ctx_b:
+                    models.loss_fn(output).backward()
+            entry["backward"].append(collectives_since(mark))
+        entry["allreduces_before_last_grad"] = probe.count_at_last_grad
+        entry["grads"] = digest({n: p.grad for n, p in module.named_parameters() if p.grad is not None})
+        # Sums of |gradient|: what lets feedback tell "summed, not averaged" from "averaged twice" etc.
+        entry["grad_abs_sums"] = {n: p.grad.double().abs().sum().item()
+                                  for n, p in module.named_parameters() if p.grad is not None}
+        entry["local_abs_sums"] = probe.local_abs_sums()
+        entry["backward_blocked"] = probe.blocked
+        optimizer.step()
+        entry["params"] = digest(dict(module.named_parameters()))
+        entry["buckets"], bucket_log[:] = list(bucket_log), []
+        record["steps"].append(entry)
+    record["param_sums"] = {n: p.detach().double().sum().item() for n, p in module.named_parameters()}
+    record["grad_is_none"] = {n: p.grad is None for n, p in module.named_parameters()}
+    if tensors:
+        record["params"] = {n: p.detach().clone() for n, p in module.named_parameters()}
+    probe.remove()
+    return record
+
+
+class ReadyProbe:
+    """Watches each gradient as autograd computes it (tensor hooks fire before any DDP hook sees it).
+
+    * ``count_at_last_grad``: collectives already launched when the LAST gradient of a backward is
+      computed; >= 1 proves communication started while backward was still running (overlap, by order).
+    * ``local``: this rank's own gradients of the step (summed over micro-batches), before any averaging.
+    * ``hold_back`` (2 ranks): in the armed backward, rank 1 holds back its first gradient, and with it
+      its first all-reduce, until rank 0 has computed ALL its gradients. Rank 0 gets there only if its
+      all-reduces do not block backward; if they do, ``blocked`` is set when the wait times out (then rank
+      1 goes on, so nothing hangs). No timing is involved: the outcome depends only on the order of events.
+    """
+
+    HOLD_TIMEOUT_S = 4.0
+
+    def __init__(self, module: torch.nn.Module, hold_back: bool = False):
+        self.mark, self.count_at_last_grad, self.seen = 0, -1, 0
+        self.local: dict[str, torch.Tensor] = {}
+        self.trainable = [(n, p) for n, p in module.named_parameters() if p.requires_grad]
+        self.hold_key: str | None = None
+        self.blocked = False
+        if hold_back:
+            self.store = dist.distributed_c10d._get_default_store()
+            self.hold_seq = (self.store.add("minddp-probe/hold", 1) + 1) // 2  # both ranks add: same number
+        self.handles = [p.register_hook(functools.partial(self._on_grad, n)) for n, p in self.trainable]
+
+    def arm(self, hold: bool = False) -> None:
+        self.mark, self.count_at_last_grad, self.seen = collective_mark(), -1, 0
+        self.hold_key = f"minddp-probe/last-grad-{self.hold_seq}" if hold else None
+
+    def _on_grad(self, name: str, grad: torch.Tensor) -> None:
+        self.seen += 1
+        if self.hold_key and self.seen == 1 and dist.get_rank() == 1:
+            try:
+                self.store.wait([self.hold_key], datetime.timedelta(seconds=self.HOLD_TIMEOUT_S))
+            except Exception:  # rank 0 never computed its last gradient while we held back
+                self.blocked = True
+        self.count_at_last_grad = collective_mark() - self.mark
+        self.local[name] = self.local[name] + grad.detach() if name in self.local else grad.detach().clone()
+        if self.hold_key and self.seen == len(self.trainable) and dist.get_rank() == 0:
+            self.store.set(self.hold_key, "1")
+
+    def local_abs_sums(self) -> dict[str, float]:
+        sums = {n: g.double().abs().sum().item() for n, g in self.local.items()}
+        self.local = {}
+        return sums
+
+    def remove(self) -> None:
+        for handle in self.handles:
+            handle.remove()
+
+
+# -- unit scenarios: call one part's functions on many inputs, report each outcome --------------------------
+
+def outcome(call: Callable[[], Any]) -> dict:
+    """{"value": ...} or {"error": type, "message": ..., "value_error": bool}: one case never stops the next."""
+    try:
+        return {"value": call()}
+    except NotImplementedError as error:
+        return {"error": "NotImplementedError", "message": str(error)}
+    except Exception as error:
+        return {"error": type(error).__name__, "message": str(error)[:500], "value_error": isinstance(error, ValueError),
+                "where": traceback.format_exc(limit=-3)[-1500:]}
+
+
+def process_group_cases(envs: list[dict] = (), invalid: list[dict] = (), layouts: list[list[int]] = (),
+                        torchrun: list[list] = ()) -> dict:
+    """read_torchrun_env on each environment (``invalid``: {"env": ..., "variable": ...} cases), the rank
+    layout of each (rank, local world size), and torchrun_env of each argument list."""
+    from minddp import process_group as pg
+
+    def env_fields(environ: dict) -> dict:
+        env = pg.read_torchrun_env(environ)
+        return {k: getattr(env, k) for k in ("rank", "world_size", "local_rank", "local_world_size",
+                                             "master_addr", "master_port", "node_rank", "num_nodes")}
+
+    def layout(rank: int, lws: int) -> list:
+        node, local = pg.node_and_local_rank(rank, lws)
+        return [[node, local], pg.global_rank(node, local, lws)]
+
+    return {"envs": [outcome(lambda e=e: env_fields(e)) for e in envs],
+            "invalid": [outcome(lambda e=c["env"]: env_fields(e)) for c in invalid],
+            "layouts": [outcome(lambda r=r, w=w: layout(r, w)) for r, w in layouts],
+            "torchrun": [outcome(lambda a=a: pg.torchrun_env(*a)) for a in torchrun]}
+
+
+def bucket_cases(cases: list[dict], reference: bool = False) -> list[dict]:
+    """Each case: sizes (elements), dtypes, limits (bytes), optional order. ``reference``: torch's answer."""
+    from minddp import bucketing
+
+    outcomes = []
+    for case in cases:
+        tensors = [torch.empty(n, dtype=getattr(torch, d), device="meta") for n, d in zip(case["sizes"], case["dtypes"])]
+        order = case.get("order") or list(range(len(tensors) - 1, -1, -1))
+        if reference:
+            outcomes.append(outcome(lambda t=tensors, o=order, c=case: _TORCH_BUCKETS(
+                [t[i] for i in o], c["limits"], [], o)[0]))
+        elif case.get("order"):
+            outcomes.append(outcome(lambda t=tensors, o=order, c=case:
+                                    bucketing.compute_bucket_assignment(t, c["limits"], o)))
+        else:
+            outcomes.append(outcome(lambda t=tensors, c=case: bucketing.compute_bucket_assignment(t, c["limits"])))
+    return outcomes
+
+
+def timeline_cases(cases: list[dict]) -> list[dict]:
+    """Each case names a function of ``minddp.timeline`` and its arguments; results become plain numbers."""
+    from minddp import timeline
+
+    def call(case: dict):
+        kwargs = dict(case.get("kwargs", {}))
+        if "dtype" in kwargs:
+            kwargs["dtype"] = getattr(torch, kwargs["dtype"])
+        value = getattr(timeline, case["fn"])(*case["args"], **kwargs)
+        if hasattr(value, "step_time"):  # a StepTimeline
+            return {"step_time": value.step_time, "comm_start": list(value.comm_start),
+                    "comm_end": list(value.comm_end), "bucket_ready": list(value.bucket_ready),
+                    "backward_end": value.backward_end, "buckets": [list(b) for b in value.buckets]}
+        return value
+
+    return [outcome(lambda c=c: call(c)) for c in cases]
+
+
+def answers(names: list[str]) -> dict:
+    """What each function of ``answers.py`` returns (the written questions, Part 6)."""
+    try:
+        import answers as module
+    except Exception as error:
+        return {name: {"error": type(error).__name__, "message": str(error)[:300]} for name in names}
+    return {name: outcome(getattr(module, name)) if hasattr(module, name) else
+            {"error": "AttributeError", "message": f"answers.py has no function {name}"} for name in names}
+
+
+# -- scenarios that exercise the pool itself (tests/test_provided.py) ---------------------------------------
+
+def echo(value: Any) -> Any:
+    return {"rank": dist.get_rank(), "value": value}
+
+
+def deadlock() -> None:
+    """Rank 0 waits in an all-reduce that rank 1 never joins."""
+    if dist.get_rank() == 0:
+        dist.all_reduce(torch.ones(1))
+
+
+def fail_on_rank(rank: int) -> int:
+    if dist.get_rank() == rank:
+        raise ValueError(f"deliberate failure on rank {rank}")
+    return dist.get_rank()
+
+
+def exit_abruptly() -> None:
+    import os
+    os._exit(3)

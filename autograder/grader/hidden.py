@@ -1,0 +1,144 @@
+"""The hidden inputs: every check of the release's ``grading`` package again, on inputs students never see.
+
+``HIDDEN[number]`` lists the extra runs of check ``number`` (the same comparison, other arguments); they
+earn the part of the check's points that its public inputs do not (``Check.public_share``). Hidden-only
+checks, if any, would be declared here as ``Check`` records too. Like the public inputs, each follows
+from a sentence of the handout.
+"""
+
+from __future__ import annotations
+
+import random
+
+from grading import part2, part5, part6
+from grading.checks import ANSWER, Run, train
+from grading.part1 import env, env_run, invalid_run, layout_run
+from grading.part2 import bucket_run, case
+from grading.part5 import call, simulator_cases, timeline_run
+
+# -- Part 1 ------------------------------------------------------------------------------------------------
+GOOD = env(6, 12, 2, 4, "node0.cluster", 29400)
+VALID = [GOOD, {**GOOD, "RANK": "0", "LOCAL_RANK": "0"}, {**GOOD, "RANK": "11", "LOCAL_RANK": "3"},
+         env(0, 1, 0, 1, "127.0.0.1", 1)]
+INVALID = [({k: v for k, v in GOOD.items() if k != name}, name) for name in GOOD] + [
+    ({**GOOD, "RANK": "six"}, "RANK"), ({**GOOD, "RANK": "12"}, "RANK"), ({**GOOD, "WORLD_SIZE": "0"}, "WORLD_SIZE"),
+    ({**GOOD, "LOCAL_RANK": "4"}, "LOCAL_RANK"), ({**GOOD, "LOCAL_RANK": "1"}, "LOCAL_RANK"),
+    ({**GOOD, "LOCAL_WORLD_SIZE": "5"}, "LOCAL_WORLD_SIZE"), ({**GOOD, "MASTER_PORT": "65536"}, "MASTER_PORT"),
+    ({**GOOD, "MASTER_PORT": "x"}, "MASTER_PORT")]
+LAYOUTS = [[rank, lws] for lws in (1, 2, 3, 4, 8) for rank in range(0, 3 * lws)]
+TORCHRUN = [[rank, 12, 4, "10.1.2.3", 29500 + rank] for rank in range(12)] + [[0, 1, 1, "localhost", 80]]
+
+# -- Part 2 ------------------------------------------------------------------------------------------------
+MIB_F32 = part2.MIB_F32
+BASIC = [case([n * MIB_F32 for n in (6, 3, 9, 14, 2)], [10 * 2**20]), case([5, 7, 1, 9, 4, 4, 2], [32]),
+         case([100], [4]), case([1, 1, 1, 1], [1000])]
+SEALING = [case([4, 4, 4, 4], [16]), case([2, 2, 2, 2, 2, 2], [8]), case([3, 1, 4, 4], [16])]
+FIRST_LIMIT = [case([1] * 12, [4, 16]), case([8, 2, 2, 8, 1, 1], [4, 24]), case([5] * 9, [20, 40, 60]),
+               case([3] * 5, [0, 100])]
+DTYPES = [case([2, 1, 2, 1, 3], [16], ["float32", "float64", "float32", "float64", "float16"]),
+          case([4, 4, 4, 4, 4, 4], [8, 24], ["bfloat16", "float32"] * 3),
+          case([2, 3, 5, 7], [20], order=[0, 1, 2, 3])]
+
+
+# -- Part 5 ------------------------------------------------------------------------------------------------
+def timeline_hidden(seed: int = 5) -> dict[str, list[dict]]:
+    rng = random.Random(seed)
+    ring = [call("ring_allreduce_time", rng.choice([0, 1e3, 4e6, 1e8]), rng.choice([1, 2, 3, 16, 256]),
+                 rng.choice([1e-6, 1e-5, 5e-5]), rng.choice([1e9, 1e10, 5e10])) for _ in range(12)]
+    ready = []
+    for _ in range(8):
+        n = rng.randint(1, 12)
+        sizes = [rng.randint(1, 10_000) for _ in range(n)]
+        ready.append(call("backward_ready_times", sizes, rng.uniform(1e-3, 1e-1),
+                          rng.sample(range(n), n) if rng.random() < 0.5 else None))
+    steps = []
+    for _ in range(6):
+        n = rng.randint(2, 20)
+        shapes = [[rng.randint(1, 512), rng.randint(1, 512)] for _ in range(n)]
+        steps.append(call("ddp_step", shapes, rng.uniform(0.01, 0.1), rng.choice([2, 8, 64]), 1e-5, 1e10,
+                          [rng.choice([0, 65536, 262144, 1 << 20])], overlap=rng.random() < 0.7))
+    skip = [call("skip_sync_step_time", rng.uniform(0.05, 0.2), rng.uniform(0.01, 0.05), rng.randint(1, 16))
+            for _ in range(4)]
+    orders = [call("true_backward_order", rng.sample(range(n), n)) for n in (4, 7, 12)]
+    return {"ring": ring, "ready": ready, "simulator": simulator_cases(seed=seed + 100, count=12), "ddp_step": steps,
+            "skip": skip, "orders": orders}
+
+
+TIMELINE = timeline_hidden()
+
+
+def _timeline(number: str, cases: list[dict], label: str) -> Run:
+    return timeline_run(cases, label, part5.MISTAKES.get(number))
+
+
+def _buckets(cases: list[dict], label: str) -> Run:
+    return bucket_run(cases, label)
+
+
+MLP = "6 x Linear(512, 512)"
+HIDDEN: dict[str, tuple[Run, ...]] = {
+    "1.1": (env_run(VALID, "other valid environments"),),
+    "1.2": (invalid_run(INVALID, "other invalid environments"),),
+    "1.3": (layout_run(LAYOUTS, TORCHRUN, "other layouts and torchrun environments"),),
+    "2.1": (_buckets(BASIC, "other small cases"),),
+    "2.2": (_buckets(SEALING, "other tensors that reach the limit exactly"),),
+    "2.3": (_buckets(FIRST_LIMIT, "other limits"),),
+    "2.4": (_buckets(DTYPES, "other dtypes and orders"),),
+    "2.5": (_buckets(part2.random_cases(seed=868, count=1500), "1,500 other random cases"),),
+    "3.1": (train("reducer", f"{MLP}, bucket_cap_mb=0.6, lr 0.1", model="mlp", steps=4, lr=0.1,
+                  ddp_kwargs={"bucket_cap_mb": 0.6}),),
+    "3.2": (train("reducer", "48 x Linear(32, 32), bucket_cap_mb=0", model="many_small", steps=3,
+                  ddp_kwargs={"bucket_cap_mb": 0}),),
+    "3.3": (train("reducer", "the mixed-dtype model, bucket_cap_mb=100", model="mixed", steps=3,
+                  ddp_kwargs={"bucket_cap_mb": 100}),),
+    "3.4": (train("reducer", "the tied model, one bucket per tensor", model="tied", steps=4,
+                  ddp_kwargs={"bucket_cap_mb": 0}),),
+    "3.5": (train("reducer", "the mixed-dtype model, limits [0.001, 0.005] MiB", model="mixed", steps=3,
+                  ddp_kwargs={"bucket_cap_mb_list": [0.001, 0.005]}),),
+    "3.6": (train("reducer", "the mixed-dtype model, limits [0.003, 0.01] MiB", model="mixed", steps=3,
+                  ddp_kwargs={"bucket_cap_mb_list": [0.003, 0.01]}),),
+    "3.7": (train("reducer", "48 x Linear(32, 32), limits [0.01, 0.03] MiB", model="many_small", steps=3,
+                  ddp_kwargs={"bucket_cap_mb_list": [0.01, 0.03]}),),
+    "3.8": (train("reducer", "48 x Linear(32, 32), bucket_cap_mb=0.01, rank 1 holding back", model="many_small",
+                  steps=2, ddp_kwargs={"bucket_cap_mb": 0.01}, hold_back=True),),
+    "3.9": (train("reducer", "two branches, one bucket per tensor", model="twobranch", steps=3,
+                  ddp_kwargs={"bucket_cap_mb": 0}),),
+    "3.10": (train("reducer", "48 x Linear(32, 32) on 3 ranks, limits [0.005, 0.02] MiB", world_size=3,
+                   model="many_small", steps=3, ddp_kwargs={"bucket_cap_mb_list": [0.005, 0.02]}, tensors=True),),
+    "3.11": (train("reducer", "48 x Linear(32, 32), limits [0.005, 0.02] MiB, a recording hook", model="many_small",
+                   steps=3, hook="record", ddp_kwargs={"bucket_cap_mb_list": [0.005, 0.02]}),),
+    "3.12": (train("reducer", "48 x Linear(32, 32), bucket_cap_mb=0.01, fp16_compress_hook", model="many_small",
+                   steps=3, hook="fp16", ddp_kwargs={"bucket_cap_mb": 0.01}),),
+    "4.1": (train("minddp", f"{MLP}, a different seed on each rank", model="mlp", steps=2, seed_per_rank=True,
+                  ddp_kwargs={"bucket_cap_mb": 1}),),
+    "4.2": (train("minddp", "Conv + BatchNorm, bucket_cap_mb=0.01", model="convbn", steps=4,
+                  ddp_kwargs={"bucket_cap_mb": 0.01}),),
+    "4.3": (train("minddp", "the tied model, 3 micro-batches per step", model="tied", steps=2, accumulate=3,
+                  ddp_kwargs={"bucket_cap_mb": 0.005}),),
+    "4.4": (train("minddp", f"{MLP}, no_sync around backward only", model="mlp", steps=2, accumulate=3,
+                  no_sync="backward", ddp_kwargs={"bucket_cap_mb": 1}),),
+    "4.5": (train("minddp", "an MLP with two frozen layers, one bucket per tensor", model="frozen", steps=3,
+                  ddp_kwargs={"bucket_cap_mb": 0}),),
+    "4.6": (train("minddp", f"{MLP}, 3 micro-batches, no no_sync", model="mlp", steps=2, accumulate=3,
+                  no_sync="never", ddp_kwargs={"bucket_cap_mb_list": [1, 2]}),),
+    "4.7": (train("minddp", "the tied model, one bucket per tensor", model="tied", steps=3,
+                  ddp_kwargs={"bucket_cap_mb": 0}),),
+    "4.8": (train("minddp", "branch b unused, one bucket per tensor", model="branchy", steps=2, use_b="none",
+                  ddp_kwargs={"bucket_cap_mb": 0}, catch=True),),
+    "5.1": (_timeline("5.1", TIMELINE["ring"], "12 random cases"),),
+    "5.2": (_timeline("5.2", TIMELINE["ready"], "8 random cases"),),
+    "5.3": (_timeline("5.3", TIMELINE["simulator"], "12 random cases"),),
+    "5.4": (_timeline("5.4", TIMELINE["ddp_step"], "6 random models"),),
+    "5.5": (_timeline("5.5", TIMELINE["skip"], "4 random cases"),),
+    "5.6": (_timeline("5.6", TIMELINE["orders"], "random permutations"),),
+    **{check.number: (Run("answers", {"names": part6.NAMES}, ref=ANSWER, label="your answers.py"),)
+       for check in part6.CHECKS},
+    "A.1": (train("minddp", "branch b unused everywhere, one bucket per tensor", model="branchy", steps=3,
+                  use_b="none", ddp_kwargs={"bucket_cap_mb": 0, "find_unused_parameters": True}),),
+    "A.2": (train("minddp", "branch b used on rank 0 only, one bucket per tensor", model="branchy", steps=3,
+                  use_b="rank0", ddp_kwargs={"bucket_cap_mb": 0, "find_unused_parameters": True}),),
+    "A.3": (train("minddp", "branch b used on rank 0 only", model="branchy", steps=2, use_b="rank0",
+                  ddp_kwargs={"find_unused_parameters": True}),),
+    "B.1": (train("minddp", "two branches, limits [0.002, 0.02] MiB", model="twobranch", steps=3, hook="record",
+                  ddp_kwargs={"bucket_cap_mb_list": [0.002, 0.02], "rebuild_buckets": True}),),
+}

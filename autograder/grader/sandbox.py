@@ -1,0 +1,923 @@
+"""Kernel-enforced isolation for untrusted student code (Linux, root, standard library only).
+
+How it is used: the grader (root) starts a fork server that calls ``enter_network_namespace()`` once, imports
+torch once, and then forks one worker per request. Each worker, right after the fork (single-threaded, still
+root), calls ``enter(jail)`` and only then imports student code. Workers never exec. ``kill_uid`` ends every
+process of a grading's uid afterwards; ``pick_uid`` gives each grading its own uid.
+
+The layers, in the order ``enter`` sets them up, and what each one is for:
+
+1. Network namespace (``enter_network_namespace``, once, in the fork server). A fresh namespace holds only
+   ``lo``: the ranks of one job reach each other on 127.0.0.1 (gloo), and nothing else is reachable: no
+   internet, no host services listening on the host's 127.0.0.1, no abstract Unix sockets of the host. A
+   namespace belongs to a thread: call it before the fork server starts threads, and fork from that thread.
+
+2. Mount namespace (``CLONE_NEWNS``), made private recursively before anything else is changed, so that no
+   mount made for the jail propagates back to the host and no host mount event reaches the jail. In it:
+
+   * every existing mount is made read-only. First with one ``mount_setattr(AT_RECURSIVE)`` call (Linux
+     5.12+), which also reaches mounts hidden under other mounts; then each reachable mount of
+     /proc/self/mountinfo that is still read-write is remounted read-only on its own (the only method on
+     older kernels). Read-only is a flag of the mount, not of the file system: the host still writes there,
+     and files the trusted side opened before ``enter`` keep working. Device nodes stay usable on a
+     read-only mount, so writing to /dev/null works. Tolerated: a mount that is hidden (another mount covers
+     it, nothing in the jail can name a path in it, and ``enter`` refuses to run while a directory is open)
+     and a pseudo file system (proc, sysfs, cgroup...) that refuses the remount: their files are owned by
+     root or belong to the process itself, so they give the student no place to keep or change anything.
+     Anything else that stays read-write is an error.
+   * fresh, empty tmpfs (``tmpfs_mb`` each, nosuid, nodev, a cap on the number of files) at /tmp, /var/tmp
+     and /dev/shm: the only places the student can write, private to this process and its threads.
+   * ``readable``: directories (or files) that must stay readable at their own paths. Python and torch keep
+     importing modules after the fork; here Python lives under /root/.pyenv and /root is mode 0700. For a
+     directory on the way that the student's uid cannot traverse, a small tmpfs is mounted over it, the
+     chain of directories down to the wanted one is recreated (mode 0755, root's) and the real directory is
+     bind-mounted back, read-only; the mirror tmpfs is then made read-only too. The rest of /root stays out
+     of sight. Directories the uid can already reach are left alone (and one below another is covered by
+     it). A directory that was under the host's /tmp is recreated in the new /tmp the same way.
+   * ``binds`` (read-only) and ``writable`` (read-write): a source directory bind-mounted at a target,
+     created as needed (under the new /tmp: root-owned 0755 directories). Sources and readable directories
+     are opened (O_PATH) before /tmp is replaced and bound from /proc/self/fd/N, so they may live anywhere,
+     the host's /tmp included. Binds are not recursive: a mount below a source is not carried over.
+
+3. IPC namespace (``CLONE_NEWIPC``): System V shared memory, semaphores and message queues, and POSIX message
+   queues, of the host and of other jails are out of reach.
+
+4. Identity: the grading's uid and gid (``pick_uid``: no account, no other process has it), no supplementary
+   groups, every capability gone (effective, permitted, inheritable, ambient and the bounding set),
+   ``PR_SET_NO_NEW_PRIVS`` (no setuid binary or file capability can give anything back), not dumpable (its
+   siblings cannot read its memory through /proc), no core files. A parent-death signal the fork server set
+   survives the change of uid (the kernel clears it; ``enter`` sets it again). Root-only files (0600) and
+   directories (0700) are now closed to the student, whatever the mounts show.
+
+5. Seccomp (``install_seccomp``): the process cannot create processes, execute programs, trace or read
+   other processes, make namespaces, mount, load kernel code, or use a few kernel interfaces with a history
+   of privilege escalation (bpf, perf_event_open, keyrings, userfaultfd, io_uring). Threads still work:
+   clone with CLONE_THREAD is allowed, and clone3 answers ENOSYS (its flags are in memory a filter cannot
+   read) so glibc falls back to clone. The filter applies to every thread (TSYNC) and every future thread.
+
+Not covered here (the caller's job, or known limits): memory, CPU and file-size limits (cgroups, rlimits);
+/proc still lists every process of the host (with its command line); world-readable files of the host stay
+readable (read-only); a Unix socket file on the host that anyone may connect to stays connectable (the
+network namespace does not scope file-system sockets); abstract Unix sockets and ports inside the fork
+server's network namespace are shared by every job of that fork server; file ACLs are not consulted when
+deciding whether a directory is reachable (only the mode bits, exact for a uid that owns nothing).
+"""
+
+from __future__ import annotations
+
+import ctypes
+import errno
+import fcntl
+import grp
+import os
+import platform
+import pwd
+import random
+import re
+import resource
+import select
+import signal
+import socket
+import stat
+import struct
+import sys
+import time
+from dataclasses import dataclass
+
+__all__ = ["SandboxError", "Jail", "isolation_problem", "pick_uid", "enter_network_namespace", "enter",
+           "install_seccomp", "kill_uid"]
+
+
+class SandboxError(RuntimeError):
+    """Isolation could not be set up (the message says what); a half-isolated process must exit."""
+
+
+@dataclass(frozen=True)
+class Jail:
+    uid: int
+    gid: int
+    binds: tuple[tuple[str, str], ...] = ()     # (source dir, target path): bind-mounted READ-ONLY at target
+    writable: tuple[tuple[str, str], ...] = ()  # (source dir, target path): bind-mounted read-write
+    readable: tuple[str, ...] = ()              # dirs that must stay readable at their own paths
+    tmpfs_mb: int = 32                          # size limit of each private tmpfs
+    seccomp: bool = True                        # forbid creating processes (see install_seccomp)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Kernel constants (include/uapi/linux/{sched,mount,prctl,capability,seccomp,filter,audit}.h)
+
+CLONE_THREAD = 0x00010000
+CLONE_NEWNS = 0x00020000
+CLONE_NEWIPC = 0x08000000
+CLONE_NEWNET = 0x40000000
+
+MS_RDONLY = 0x1
+MS_NOSUID = 0x2
+MS_NODEV = 0x4
+MS_NOEXEC = 0x8
+MS_REMOUNT = 0x20
+MS_BIND = 0x1000
+MS_REC = 0x4000
+MS_PRIVATE = 0x40000
+_KEPT_MOUNT_FLAGS = {"nosuid": MS_NOSUID, "nodev": MS_NODEV, "noexec": MS_NOEXEC}  # a remount must repeat them
+
+AT_FDCWD = -100
+AT_RECURSIVE = 0x8000
+MOUNT_ATTR_RDONLY = 0x1
+SYS_MOUNT_SETATTR = 442  # the same number on every architecture (new syscalls share one table)
+
+PR_SET_PDEATHSIG = 1
+PR_GET_PDEATHSIG = 2
+PR_SET_DUMPABLE = 4
+PR_CAPBSET_DROP = 24
+PR_SET_NO_NEW_PRIVS = 38
+PR_CAP_AMBIENT = 47
+PR_CAP_AMBIENT_CLEAR_ALL = 4
+_LINUX_CAPABILITY_VERSION_3 = 0x20080522
+_CAP_SETGID, _CAP_SETUID, _CAP_SETPCAP, _CAP_SYS_ADMIN = 6, 7, 8, 21
+
+SECCOMP_SET_MODE_FILTER = 1
+SECCOMP_FILTER_FLAG_TSYNC = 1
+SECCOMP_RET_KILL_PROCESS = 0x80000000
+SECCOMP_RET_ERRNO = 0x00050000
+SECCOMP_RET_ALLOW = 0x7FFF0000
+_BPF_LD_W_ABS, _BPF_JEQ_K, _BPF_JGE_K, _BPF_JSET_K, _BPF_RET_K = 0x20, 0x15, 0x35, 0x45, 0x06
+_SECCOMP_DATA_NR, _SECCOMP_DATA_ARCH, _SECCOMP_DATA_ARG0_LOW = 0, 4, 16  # struct seccomp_data, little endian
+_X32_SYSCALL_BIT = 0x40000000
+
+SIOCGIFFLAGS, SIOCSIFFLAGS, IFF_UP = 0x8913, 0x8914, 0x1
+
+UID_RANGE = (1_500_000, 1_999_999)  # far above any account or container range in common use
+_SCRATCH = ("/tmp", "/var/tmp", "/dev/shm")
+_MIRROR_OPTIONS = "size=1m,nr_inodes=4096,mode=0755"
+# Pseudo file systems whose refusal to become read-only is tolerated (see the module docstring).
+_PSEUDO_FS = frozenset({"proc", "sysfs", "cgroup", "cgroup2", "securityfs", "debugfs", "tracefs", "bpf",
+                        "configfs", "fusectl", "pstore", "efivarfs", "binfmt_misc", "selinuxfs"})
+_USE_MOUNT_SETATTR = True  # the tests turn it off to exercise the per-mount remount of older kernels
+
+
+@dataclass(frozen=True)
+class _Arch:
+    audit: int  # AUDIT_ARCH_* value in seccomp_data.arch
+    seccomp_nr: int
+    has_x32: bool  # x86_64's other ABI (syscall numbers with bit 30 set) shares the AUDIT_ARCH value
+    numbers: dict  # syscall name -> number
+
+
+_DENIED = ("fork", "vfork", "execve", "execveat", "ptrace", "process_vm_readv", "process_vm_writev", "unshare",
+           "setns", "mount", "umount2", "pivot_root", "chroot", "bpf", "perf_event_open", "keyctl", "add_key",
+           "request_key", "userfaultfd", "io_uring_setup", "io_uring_enter", "io_uring_register", "kexec_load",
+           "kexec_file_load", "init_module", "finit_module", "delete_module")
+
+_ARCHES = {
+    "x86_64": _Arch(0xC000003E, 317, True, {  # arch/x86/entry/syscalls/syscall_64.tbl
+        "clone": 56, "clone3": 435, "fork": 57, "vfork": 58, "execve": 59, "execveat": 322, "ptrace": 101,
+        "process_vm_readv": 310, "process_vm_writev": 311, "unshare": 272, "setns": 308, "mount": 165,
+        "umount2": 166, "pivot_root": 155, "chroot": 161, "bpf": 321, "perf_event_open": 298, "keyctl": 250,
+        "add_key": 248, "request_key": 249, "userfaultfd": 323, "io_uring_setup": 425, "io_uring_enter": 426,
+        "io_uring_register": 427, "kexec_load": 246, "kexec_file_load": 320, "init_module": 175,
+        "finit_module": 313, "delete_module": 176}),
+    "aarch64": _Arch(0xC00000B7, 277, False, {  # include/uapi/asm-generic/unistd.h (no fork, no vfork)
+        "clone": 220, "clone3": 435, "execve": 221, "execveat": 281, "ptrace": 117, "process_vm_readv": 270,
+        "process_vm_writev": 271, "unshare": 97, "setns": 268, "mount": 40, "umount2": 39, "pivot_root": 41,
+        "chroot": 51, "bpf": 280, "perf_event_open": 241, "keyctl": 219, "add_key": 217, "request_key": 218,
+        "userfaultfd": 282, "io_uring_setup": 425, "io_uring_enter": 426, "io_uring_register": 427,
+        "kexec_load": 104, "kexec_file_load": 294, "init_module": 105, "finit_module": 273,
+        "delete_module": 106}),
+}
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Thin ctypes wrappers: each raises OSError with the errno, like the os module.
+
+_libc_handle = None
+
+
+def _libc():
+    global _libc_handle
+    if _libc_handle is None:
+        lib = ctypes.CDLL(None, use_errno=True)  # the C library Python itself is linked with
+        lib.mount.argtypes = [ctypes.c_char_p, ctypes.c_char_p, ctypes.c_char_p, ctypes.c_ulong, ctypes.c_char_p]
+        lib.unshare.argtypes = [ctypes.c_int]
+        lib.prctl.argtypes = [ctypes.c_int, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong]
+        lib.syscall.restype = ctypes.c_long
+        _libc_handle = lib
+    return _libc_handle
+
+
+def _raise_errno(what: str):
+    err = ctypes.get_errno()
+    raise OSError(err, f"{what}: {os.strerror(err)}")
+
+
+def _mount(source: str | None, target: str, fstype: str | None, flags: int, data: str | None = None) -> None:
+    def enc(s):
+        return None if s is None else os.fsencode(s)
+    if _libc().mount(enc(source), enc(target), enc(fstype), flags, enc(data)) != 0:
+        _raise_errno(f"mount({source!r}, {target!r}, {fstype!r}, {flags:#x}, {data!r})")
+
+
+def _unshare(flags: int) -> None:
+    if _libc().unshare(flags) != 0:
+        _raise_errno(f"unshare({flags:#x})")
+
+
+def _prctl(option: int, arg2: int = 0, arg3: int = 0) -> int:
+    result = _libc().prctl(option, arg2, arg3, 0, 0)
+    if result < 0:
+        _raise_errno(f"prctl({option}, {arg2})")
+    return result
+
+
+def _syscall(number: int, *args) -> int:
+    result = _libc().syscall(ctypes.c_long(number), *args)
+    if result < 0:
+        _raise_errno(f"syscall {number}")
+    return result
+
+
+def _step(what: str, fn, *args):
+    """Run one set-up step; any failure becomes a SandboxError that says which step failed."""
+    try:
+        return fn(*args)
+    except SandboxError:
+        raise
+    except (OSError, ValueError) as e:
+        raise SandboxError(f"cannot {what}: {e}") from e
+
+
+# ---------------------------------------------------------------------------------------------------------
+# What this machine offers
+
+
+def _native_arch() -> _Arch | None:
+    # A 32-bit Python on a 64-bit kernel makes i386 system calls: neither supported nor filtered here.
+    if sys.maxsize <= 2 ** 32 or sys.byteorder != "little":
+        return None
+    return _ARCHES.get(platform.machine())
+
+
+def _status_fields(pid: int | str = "self") -> dict[str, str]:
+    fields = {}
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            key, _, value = line.partition(":")
+            fields[key] = value.strip()
+    return fields
+
+
+def isolation_problem() -> str | None:
+    """None when this process can isolate student code (root on Linux with mount/net/ipc namespaces and
+    seccomp filters, on a supported architecture); otherwise a one-line reason (e.g. 'not running as root')."""
+    if not sys.platform.startswith("linux"):
+        return f"not Linux ({sys.platform})"
+    if _native_arch() is None:
+        return f"unsupported architecture {platform.machine()} ({sys.maxsize.bit_length() + 1}-bit Python)"
+    if os.geteuid() != 0:
+        return "not running as root"
+    for ns in ("mnt", "net", "ipc"):
+        if not os.path.exists(f"/proc/self/ns/{ns}"):
+            return f"the kernel has no {ns} namespaces (/proc/self/ns/{ns} is missing)"
+    status = _status_fields()
+    if "Seccomp" not in status:
+        return "the kernel has no seccomp (no Seccomp line in /proc/self/status)"
+    effective = int(status.get("CapEff", "0"), 16)
+    for cap, name in ((_CAP_SYS_ADMIN, "CAP_SYS_ADMIN"), (_CAP_SETUID, "CAP_SETUID"), (_CAP_SETGID, "CAP_SETGID"),
+                      (_CAP_SETPCAP, "CAP_SETPCAP")):
+        if not effective >> cap & 1:
+            return f"root without {name} (a container that drops it?)"
+    return _probe_in_child()
+
+
+def _probe_in_child(timeout_s: float = 10.0) -> str | None:
+    """Try the kernel features for real in a throw-away child: a container's seccomp profile or an LSM may
+    refuse what the capabilities allow."""
+    read_end, write_end = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        message = b""
+        try:
+            os.close(read_end)
+            _unshare(CLONE_NEWNS | CLONE_NEWIPC | CLONE_NEWNET)
+            _mount(None, "/", None, MS_REC | MS_PRIVATE)
+            _mount("tmpfs", "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, "size=1m")
+            _mount(None, "/tmp", None, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV)
+            install_seccomp()
+        except BaseException as e:  # noqa: BLE001 - any failure is the answer
+            message = str(e).encode(errors="replace")[:500] or type(e).__name__.encode()
+        finally:
+            try:
+                os.write(write_end, message or b"ok")
+            finally:
+                os._exit(0)
+    os.close(write_end)
+    try:
+        ready, _, _ = select.select([read_end], [], [], timeout_s)
+        answer = os.read(read_end, 1000).decode(errors="replace") if ready else ""
+    finally:
+        os.close(read_end)
+        _reap(pid)
+    if answer == "ok":
+        return None
+    return f"isolation probe failed: {answer or 'no answer'}"
+
+
+def _reap(pid: int) -> None:
+    try:
+        os.kill(pid, signal.SIGKILL)  # already exited in the normal case: this only matters after a timeout
+    except ProcessLookupError:
+        pass
+    os.waitpid(pid, 0)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# uids
+
+_rng = random.SystemRandom()  # not seeded from the time: two gradings started together must differ
+
+
+def _ids_in_use() -> set[int]:
+    """Every uid and gid (real, effective, saved, file system) of every running process."""
+    used: set[int] = set()
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
+        try:
+            status = _status_fields(name)
+        except OSError:  # exited meanwhile
+            continue
+        for key in ("Uid", "Gid"):
+            used.update(int(n) for n in status.get(key, "").split())
+    return used
+
+
+def _subordinate_ranges() -> list[tuple[int, int]]:
+    """Ranges in /etc/subuid and /etc/subgid: files of rootless containers are owned by uids there."""
+    ranges = []
+    for path in ("/etc/subuid", "/etc/subgid"):
+        try:
+            with open(path) as f:
+                for line in f:
+                    parts = line.strip().split(":")
+                    if len(parts) == 3 and parts[1].isdigit() and parts[2].isdigit():
+                        ranges.append((int(parts[1]), int(parts[1]) + int(parts[2])))
+        except OSError:
+            pass
+    return ranges
+
+
+def _has_account(uid: int) -> bool:
+    for lookup in (pwd.getpwuid, grp.getgrgid):  # through NSS: /etc/passwd, /etc/group and any directory
+        try:
+            lookup(uid)
+            return True
+        except KeyError:
+            pass
+    return False
+
+
+def pick_uid() -> int:
+    """A uid (and gid, the same number) for one grading's student processes: no account needed; taken
+    from a high range (e.g. 1_500_000..1_999_999), not in /etc/passwd or /etc/group, and no running process
+    has it. Concurrent gradings on one machine must get different uids (random choice + the checks)."""
+    in_use = _ids_in_use()
+    reserved = _subordinate_ranges()
+    for _ in range(1000):
+        uid = _rng.randint(*UID_RANGE)
+        if uid in in_use or any(lo <= uid < hi for lo, hi in reserved) or _has_account(uid):
+            continue
+        return uid
+    raise SandboxError(f"no free uid in {UID_RANGE[0]}..{UID_RANGE[1]} after 1000 tries")
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Network namespace
+
+
+def _bring_up_loopback() -> None:
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+        request = struct.pack("16sH22x", b"lo", 0)  # struct ifreq: name, flags, padding to 40 bytes
+        flags = struct.unpack_from("16sH", fcntl.ioctl(s.fileno(), SIOCGIFFLAGS, request))[1]
+        fcntl.ioctl(s.fileno(), SIOCSIFFLAGS, struct.pack("16sH22x", b"lo", flags | IFF_UP))
+
+
+def _check_only_loopback() -> None:
+    names = [name for _, name in socket.if_nameindex()]
+    if names != ["lo"]:
+        raise OSError(errno.EEXIST, f"the new network namespace has interfaces {names}, expected only lo")
+
+
+def enter_network_namespace() -> None:
+    """unshare(CLONE_NEWNET) in the calling root process and bring up `lo`, so that 127.0.0.1 works and
+    nothing else is reachable. Raises SandboxError."""
+    if os.geteuid() != 0:
+        raise SandboxError("cannot create a network namespace: not running as root")
+    _step("create a network namespace", _unshare, CLONE_NEWNET)
+    _step("bring up the loopback interface", _bring_up_loopback)
+    _step("check the new network namespace", _check_only_loopback)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Mounts
+
+
+@dataclass(frozen=True)
+class _Mount:
+    id: int
+    point: str
+    options: frozenset  # per-mount options: ro/rw, nosuid, nodev, noexec, atime
+    fstype: str
+
+
+def _unescape(field: bytes) -> str:
+    # mountinfo writes space, tab, newline and backslash in paths as \040, \011, \012, \134
+    return os.fsdecode(re.sub(rb"\\([0-7]{3})", lambda m: bytes([int(m.group(1), 8)]), field))
+
+
+def _mountinfo() -> list[_Mount]:
+    mounts = []
+    with open("/proc/self/mountinfo", "rb") as f:
+        for line in f:
+            left, _, right = line.rstrip(b"\n").partition(b" - ")
+            fields = left.split(b" ")
+            mounts.append(_Mount(int(fields[0]), _unescape(fields[4]), frozenset(fields[5].decode().split(",")),
+                                 right.split(b" ")[0].decode()))
+    return mounts
+
+
+def _open_path(path: str) -> int:
+    return os.open(path, os.O_PATH | os.O_CLOEXEC)
+
+
+def _mount_id(fd: int) -> int | None:
+    with open(f"/proc/self/fdinfo/{fd}") as f:
+        for line in f:
+            if line.startswith("mnt_id:"):
+                return int(line.split()[1])
+    return None  # kernels before 3.15: unknown, treated as reachable
+
+
+def _reachable_fd(mount: _Mount) -> int | None:
+    """An O_PATH fd of the mount's root when its mount point leads to it (not covered by another mount)."""
+    try:
+        fd = _open_path(mount.point)
+    except OSError:  # mount point deleted or under a hidden mount
+        return None
+    mount_id = _mount_id(fd)
+    if mount_id is not None and mount_id != mount.id:
+        os.close(fd)
+        return None
+    return fd
+
+
+def _mount_setattr_read_only() -> bool:
+    """Every mount of the namespace read-only in one call, hidden ones included (Linux 5.12+)."""
+    attr = ctypes.create_string_buffer(struct.pack("QQQQ", MOUNT_ATTR_RDONLY, 0, 0, 0), 32)
+    try:
+        _syscall(SYS_MOUNT_SETATTR, ctypes.c_long(AT_FDCWD), ctypes.c_char_p(b"/"), ctypes.c_long(AT_RECURSIVE),
+                 attr, ctypes.c_long(32))
+        return True
+    except OSError:  # ENOSYS before 5.12; any refusal leaves the per-mount remount below to do the work
+        return False
+
+
+def _remount_read_only(mount: _Mount, fd: int) -> None:
+    flags = MS_REMOUNT | MS_BIND | MS_RDONLY
+    for option, flag in _KEPT_MOUNT_FLAGS.items():
+        if option in mount.options:
+            flags |= flag
+    _mount(None, f"/proc/self/fd/{fd}", None, flags)  # by fd: exactly this mount, whatever its path holds
+
+
+def _make_every_mount_read_only() -> None:
+    if _USE_MOUNT_SETATTR:
+        _mount_setattr_read_only()
+    for mount in _mountinfo():
+        if "ro" in mount.options:
+            continue
+        fd = _reachable_fd(mount)
+        if fd is None:
+            continue  # hidden: no path in the jail leads into it
+        try:
+            _remount_read_only(mount, fd)
+        except OSError:
+            if mount.fstype not in _PSEUDO_FS:
+                raise
+        finally:
+            os.close(fd)
+    still_writable = []
+    for mount in _mountinfo():
+        if "ro" in mount.options or mount.fstype in _PSEUDO_FS:
+            continue
+        fd = _reachable_fd(mount)
+        if fd is not None:
+            os.close(fd)
+            still_writable.append(f"{mount.point} ({mount.fstype})")
+    if still_writable:
+        raise OSError(errno.EROFS, f"mounts still read-write: {', '.join(still_writable)}")
+
+
+def _mount_scratch(size_mb: int) -> None:
+    """Fresh tmpfs at /tmp, /var/tmp and /dev/shm (the real places, when one is a symlink to another)."""
+    done: list[str] = []
+    options = f"size={size_mb}m,nr_inodes={max(4096, 256 * size_mb)},mode=1777"
+    for path in _SCRATCH:
+        real = os.path.realpath(path)
+        if not os.path.isdir(real):
+            if path == "/tmp":
+                raise OSError(errno.ENOENT, "/tmp does not exist")
+            continue  # nothing there, so nothing to write to either
+        if any(real == d or real.startswith(d + "/") for d in done):
+            continue
+        _mount("tmpfs", real, "tmpfs", MS_NOSUID | MS_NODEV, options)
+        done.append(real)
+
+
+def _mkdir_0755(path: str) -> None:
+    os.mkdir(path, 0o755)
+    os.chmod(path, 0o755)  # whatever the umask
+
+
+def _make_mount_point(path: str, is_dir: bool) -> None:
+    """Create path (and missing parents as root-owned 0755 directories) unless it exists."""
+    missing = []
+    parent = os.path.dirname(path)
+    while not os.path.lexists(parent):
+        missing.append(parent)
+        parent = os.path.dirname(parent)
+    for directory in reversed(missing):
+        _mkdir_0755(directory)
+    if os.path.lexists(path):
+        if os.path.isdir(path) != is_dir:
+            raise OSError(errno.ENOTDIR if is_dir else errno.EISDIR, f"{path} exists and is of another type")
+        return
+    if is_dir:
+        _mkdir_0755(path)
+    else:
+        os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o644))
+
+
+def _bind(fd: int, target: str, writable: bool) -> None:
+    _make_mount_point(target, stat.S_ISDIR(os.fstat(fd).st_mode))
+    _mount(f"/proc/self/fd/{fd}", target, None, MS_BIND)
+    # A bind copies the source mount's flags (read-only by now); set the ones wanted, on this mount only.
+    _mount(None, target, None, MS_REMOUNT | MS_BIND | MS_NOSUID | MS_NODEV | (0 if writable else MS_RDONLY))
+
+
+def _permits(st: os.stat_result, uid: int, gid: int, bits: int) -> bool:
+    """Whether uid (with gid and no other group) has the rwx bits on st (bits: 4 read, 2 write, 1 search)."""
+    shift = 6 if st.st_uid == uid else 3 if st.st_gid == gid else 0
+    return (st.st_mode >> shift) & bits == bits
+
+
+def _stat_or_none(path: str) -> os.stat_result | None:
+    try:
+        return os.stat(path)
+    except FileNotFoundError:
+        return None
+
+
+def _mount_mirror(path: str) -> int:
+    """A tmpfs over a directory the uid cannot traverse; returns an fd of it, to make it read-only later."""
+    _mount("tmpfs", path, "tmpfs", MS_NOSUID | MS_NODEV, _MIRROR_OPTIONS)
+    return _open_path(path)
+
+
+def _make_readable(entries: list[tuple[str, int]], uid: int, gid: int, mirrors: list[int]) -> None:
+    """Make each (path, O_PATH fd of the real thing) readable at path; entries shallowest first. Appends
+    to mirrors the fds of the mirror tmpfs mounted on the way (still writable, for binds below them)."""
+    for path, fd in entries:
+        real = os.fstat(fd)
+        ancestor = ""
+        for name in path.strip("/").split("/")[:-1]:
+            ancestor += "/" + name
+            st = _stat_or_none(ancestor)
+            if st is None:
+                _mkdir_0755(ancestor)  # only possible in a fresh tmpfs: the new /tmp or a mirror
+            elif not _permits(st, uid, gid, 1):
+                mirrors.append(_mount_mirror(ancestor))
+        wanted = 5 if stat.S_ISDIR(real.st_mode) else 4
+        if not _permits(real, uid, gid, wanted):
+            raise OSError(errno.EACCES, f"{path} itself is mode {stat.filemode(real.st_mode)}, owner {real.st_uid}")
+        seen = _stat_or_none(path)
+        if seen is not None and (seen.st_dev, seen.st_ino) == (real.st_dev, real.st_ino):
+            continue  # already reachable (every ancestor was traversable): left alone
+        _bind(fd, path, writable=False)
+
+
+def _depth(path: str) -> tuple[int, str]:
+    return path.rstrip("/").count("/"), path
+
+
+def _open_sources(jail: Jail, opened: list[int]) -> tuple[list, list]:
+    """O_PATH fds of every bind source and readable path, taken in the new namespace before /tmp changes
+    (a bind needs a source in the caller's own namespace)."""
+    binds = []
+    for pairs, writable in ((jail.binds, False), (jail.writable, True)):
+        for source, target in pairs:
+            fd = _step(f"open bind source {source}", _open_path, source)
+            opened.append(fd)
+            binds.append((os.path.normpath(target), fd, writable, source))
+    readable = []
+    for path in sorted({os.path.realpath(p) for p in jail.readable}, key=_depth):
+        try:
+            fd = _open_path(path)
+        except FileNotFoundError:
+            continue  # e.g. a zip of sys.path that does not exist: nothing to read
+        opened.append(fd)
+        readable.append((path, fd))
+    binds.sort(key=lambda b: _depth(b[0]))  # a target inside another target comes after it
+    return binds, readable
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Identity
+
+
+def _capset_zero() -> None:
+    header = (ctypes.c_uint32 * 2)(_LINUX_CAPABILITY_VERSION_3, 0)
+    data = (ctypes.c_uint32 * 6)()  # two {effective, permitted, inheritable}, all empty
+    if _libc().capset(header, data) != 0:
+        _raise_errno("capset")
+
+
+def _drop_bounding_set() -> None:
+    try:
+        with open("/proc/sys/kernel/cap_last_cap") as f:
+            last = int(f.read())
+    except OSError:
+        last = 63
+    for cap in range(last + 1):
+        try:
+            _prctl(PR_CAPBSET_DROP, cap)
+        except OSError as e:
+            if e.errno != errno.EINVAL:  # EINVAL: a capability this kernel does not have
+                raise
+
+
+def _switch_user(uid: int, gid: int) -> None:
+    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+    pdeathsig = ctypes.c_int(0)
+    _prctl(PR_GET_PDEATHSIG, ctypes.addressof(pdeathsig))
+    parent = os.getppid()
+    try:
+        _prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL)
+    except OSError as e:
+        if e.errno != errno.EINVAL:  # kernels before 4.3 have no ambient set
+            raise
+    _drop_bounding_set()  # needs CAP_SETPCAP, so before the uid changes
+    os.setgroups([])
+    os.setresgid(gid, gid, gid)
+    os.setresuid(uid, uid, uid)  # clears the effective and permitted sets
+    _capset_zero()  # the inheritable set too
+    _prctl(PR_SET_DUMPABLE, 0)
+    _prctl(PR_SET_NO_NEW_PRIVS, 1)
+    if pdeathsig.value:  # the kernel clears it when credentials change
+        _prctl(PR_SET_PDEATHSIG, pdeathsig.value)
+        if os.getppid() != parent:  # the parent died in between: act as the signal would have
+            os.kill(os.getpid(), pdeathsig.value)
+
+
+def _check_identity(uid: int, gid: int) -> None:
+    status = _status_fields()
+    expected = {"Uid": f"{uid} {uid} {uid} {uid}", "Gid": f"{gid} {gid} {gid} {gid}", "Groups": "",
+                "NoNewPrivs": "1"}
+    for key in ("CapInh", "CapPrm", "CapEff", "CapBnd", "CapAmb"):
+        expected[key] = "0" * 16
+    for key, value in expected.items():
+        if key in status and " ".join(status[key].split()) != value:
+            raise OSError(errno.EPERM, f"{key} is {status[key]!r}, expected {value!r}")
+    if os.getresuid() != (uid, uid, uid) or os.getresgid() != (gid, gid, gid) or os.getgroups():
+        raise OSError(errno.EPERM, "uid, gid or groups did not change")
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Seccomp
+
+
+def _assemble(lines: list) -> list[tuple[int, int, int, int]]:
+    """Classic BPF from (code, k, jump_if_true, jump_if_false) lines and ("label", name) lines; a jump is a
+    label name or None (the next instruction)."""
+    where: dict[str, int] = {}
+    program = []
+    for line in lines:
+        if line[0] == "label":
+            where[line[1]] = len(program)
+        else:
+            program.append(line)
+
+    def offset(label, index):
+        if label is None:
+            return 0
+        distance = where[label] - index - 1
+        if not 0 <= distance <= 255:
+            raise ValueError(f"BPF jump to {label} out of range")
+        return distance
+
+    return [(code, offset(jt, i), offset(jf, i), k) for i, (code, k, jt, jf) in enumerate(program)]
+
+
+def _seccomp_program(arch: _Arch) -> list[tuple[int, int, int, int]]:
+    lines: list = [
+        (_BPF_LD_W_ABS, _SECCOMP_DATA_ARCH, None, None),
+        (_BPF_JEQ_K, arch.audit, None, "kill"),  # another ABI (i386 via int 0x80, arm32) has other numbers
+        (_BPF_LD_W_ABS, _SECCOMP_DATA_NR, None, None),
+    ]
+    if arch.has_x32:
+        lines.append((_BPF_JGE_K, _X32_SYSCALL_BIT, "kill", None))
+    lines += [(_BPF_JEQ_K, arch.numbers["clone"], "clone", None),
+              (_BPF_JEQ_K, arch.numbers["clone3"], "enosys", None)]
+    lines += [(_BPF_JEQ_K, arch.numbers[name], "eperm", None) for name in _DENIED if name in arch.numbers]
+    lines += [
+        (_BPF_RET_K, SECCOMP_RET_ALLOW, None, None),
+        ("label", "clone"),  # a thread (CLONE_THREAD in the flags, the low word of argument 0) or nothing
+        (_BPF_LD_W_ABS, _SECCOMP_DATA_ARG0_LOW, None, None),
+        (_BPF_JSET_K, CLONE_THREAD, None, "eperm"),
+        (_BPF_RET_K, SECCOMP_RET_ALLOW, None, None),
+        ("label", "eperm"),
+        (_BPF_RET_K, SECCOMP_RET_ERRNO | errno.EPERM, None, None),
+        ("label", "enosys"),
+        (_BPF_RET_K, SECCOMP_RET_ERRNO | errno.ENOSYS, None, None),
+        ("label", "kill"),
+        (_BPF_RET_K, SECCOMP_RET_KILL_PROCESS, None, None),
+    ]
+    return _assemble(lines)
+
+
+class _SockFprog(ctypes.Structure):
+    _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_void_p)]
+
+
+def _load_seccomp(arch: _Arch) -> None:
+    program = _seccomp_program(arch)
+    code = b"".join(struct.pack("HBBI", *instruction) for instruction in program)
+    buffer = ctypes.create_string_buffer(code, len(code))
+    fprog = _SockFprog(len(program), ctypes.addressof(buffer))
+    # seccomp(2), not prctl: only it has TSYNC, which puts the filter on every thread of the process.
+    result = _syscall(arch.seccomp_nr, ctypes.c_long(SECCOMP_SET_MODE_FILTER),
+                      ctypes.c_long(SECCOMP_FILTER_FLAG_TSYNC), ctypes.byref(fprog))
+    if result != 0:
+        raise OSError(errno.EBUSY, f"thread {result} could not take the filter")
+    if _status_fields().get("Seccomp") != "2":
+        raise OSError(errno.EPERM, "/proc/self/status does not show a seccomp filter")
+
+
+def install_seccomp() -> None:
+    """PR_SET_NO_NEW_PRIVS, then a seccomp BPF filter (TSYNC, every thread) that checks the architecture
+    (x86_64 and aarch64; any other arch value, and x86_64's x32 ABI, kill the process) and returns EPERM for
+    fork, vfork, clone without CLONE_THREAD, execve, execveat, ptrace, process_vm_readv/writev, unshare,
+    setns, mount, umount2, pivot_root, chroot, bpf, perf_event_open, keyctl, add_key, request_key,
+    userfaultfd, io_uring_*, kexec_load, kexec_file_load, init_module, finit_module, delete_module; ENOSYS
+    for clone3 (glibc then falls back to clone). Everything else is allowed. Also usable on its own, e.g. at
+    the top of a script a launcher started inside a jail without seccomp. Raises SandboxError."""
+    arch = _native_arch()
+    if arch is None:
+        raise SandboxError(f"cannot install the seccomp filter: unsupported architecture {platform.machine()}")
+    _step("set no_new_privs", _prctl, PR_SET_NO_NEW_PRIVS, 1)
+    _step("install the seccomp filter", _load_seccomp, arch)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# enter
+
+
+def _check_jail(jail: Jail) -> None:
+    if os.geteuid() != 0:
+        raise SandboxError("cannot enter a jail: not running as root")
+    if jail.uid <= 0 or jail.gid <= 0:
+        raise SandboxError(f"cannot enter a jail as uid {jail.uid} gid {jail.gid}: that is root")
+    if jail.tmpfs_mb < 1:
+        raise SandboxError(f"cannot enter a jail with tmpfs_mb={jail.tmpfs_mb}")
+    for path in [t for _, t in jail.binds + jail.writable] + list(jail.readable):
+        if not os.path.isabs(path):
+            raise SandboxError(f"cannot enter a jail: {path!r} is not an absolute path")
+    if jail.seccomp and _native_arch() is None:
+        raise SandboxError(f"cannot enter a jail with seccomp: unsupported architecture {platform.machine()}")
+    threads = len(os.listdir("/proc/self/task"))
+    if threads != 1:  # a mount namespace cannot be unshared, nor a uid changed safely, with other threads
+        raise SandboxError(f"cannot enter a jail: the process has {threads} threads (call enter right after fork)")
+
+
+def _check_no_open_directories() -> None:
+    """An inherited directory fd would let student code reach the host's tree (openat), read-write."""
+    for name in os.listdir("/proc/self/fd"):
+        try:
+            st = os.fstat(int(name))
+        except OSError:  # the fd that listed the directory, closed by now
+            continue
+        if stat.S_ISDIR(st.st_mode):
+            try:
+                where = os.readlink(f"/proc/self/fd/{name}")
+            except OSError:
+                where = "?"
+            raise SandboxError(f"cannot enter a jail: fd {name} is an open directory ({where}); close it first")
+
+
+def enter(jail: Jail) -> None:
+    """In a freshly forked, single-threaded child running as root: enter the jail (see the module docstring
+    for each layer). Returns with every layer in place; any failure raises SandboxError, after which the
+    process is half-isolated and must exit."""
+    _check_jail(jail)
+    _check_no_open_directories()
+    _step("create mount and IPC namespaces", _unshare, CLONE_NEWNS | CLONE_NEWIPC)
+    _step("make every mount private", _mount, None, "/", None, MS_REC | MS_PRIVATE)
+    opened: list[int] = []
+    try:
+        binds, readable = _open_sources(jail, opened)
+        _step("make every mount read-only", _make_every_mount_read_only)
+        _step("mount private tmpfs at /tmp, /var/tmp, /dev/shm", _mount_scratch, jail.tmpfs_mb)
+        mirrors: list[int] = []
+        try:
+            _step("keep the readable directories readable", _make_readable, readable, jail.uid, jail.gid, mirrors)
+        finally:
+            opened.extend(mirrors)
+        for target, fd, writable, source in binds:
+            _step(f"bind {source} at {target}", _bind, fd, target, writable)
+        for fd in mirrors:
+            _step("make a mirror tmpfs read-only", _mount, None, f"/proc/self/fd/{fd}", None,
+                  MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV)
+    finally:
+        for fd in opened:
+            os.close(fd)
+    _step("change directory to /tmp", os.chdir, "/tmp")
+    _step(f"switch to uid {jail.uid} gid {jail.gid}", _switch_user, jail.uid, jail.gid)
+    _step("confirm the new identity", _check_identity, jail.uid, jail.gid)
+    if jail.seccomp:
+        install_seccomp()
+
+
+# ---------------------------------------------------------------------------------------------------------
+# kill_uid
+
+
+def _owner(pid: int | str) -> tuple[list[int], bool] | None:
+    """(real, effective, saved uid), and whether any thread is still running; None when gone."""
+    try:
+        status = _status_fields(pid)
+    except OSError:
+        return None
+    uids = [int(n) for n in status.get("Uid", "").split()[:3]]
+    running = not status.get("State", "").startswith(("Z", "X"))
+    if not running and int(status.get("Threads", "0") or 0) > 1:
+        running = True  # the leader thread exited, the others did not
+    return uids, running
+
+
+def _targets(uid: int) -> list[int]:
+    pids = []
+    for name in os.listdir("/proc"):
+        if not name.isdigit() or int(name) == os.getpid():
+            continue
+        owner = _owner(name)
+        if owner is None:
+            continue
+        uids, running = owner
+        if running and len(uids) == 3 and uid in uids[:2] and 0 not in uids:
+            pids.append(int(name))
+    return pids
+
+
+def _kill_if_owned(pid: int, uid: int) -> bool:
+    """SIGKILL pid if it is still a process of uid; through a pidfd where possible, so a pid reused by
+    another process between the check and the signal is never hit."""
+    try:
+        pidfd = os.pidfd_open(pid)
+    except ProcessLookupError:
+        return False
+    except (OSError, AttributeError):
+        pidfd = None
+    try:
+        owner = _owner(pid)  # read after the pidfd is open: it names this process or one that replaced it
+        if owner is None or uid not in owner[0][:2] or 0 in owner[0]:
+            return False
+        if pidfd is not None:
+            signal.pidfd_send_signal(pidfd, signal.SIGKILL)
+        else:
+            os.kill(pid, signal.SIGKILL)
+        return True
+    except ProcessLookupError:
+        return False
+    finally:
+        if pidfd is not None:
+            os.close(pidfd)
+
+
+def kill_uid(uid: int, timeout_s: float = 5.0) -> list[int]:
+    """SIGKILL every process owned by uid (real or effective; scan /proc), repeat until none remain, and
+    return the pids killed; raise SandboxError if some survive timeout_s. Never kills uid 0's processes."""
+    if uid == 0:
+        raise SandboxError("kill_uid refuses to kill uid 0's processes")
+    killed: list[int] = []
+    deadline = time.monotonic() + timeout_s
+    pause = 0.001
+    while True:
+        remaining = _targets(uid)
+        if not remaining:
+            return killed
+        for pid in remaining:
+            if _kill_if_owned(pid, uid) and pid not in killed:
+                killed.append(pid)
+        if time.monotonic() > deadline:
+            raise SandboxError(f"processes of uid {uid} survived SIGKILL for {timeout_s} s: {remaining}")
+        time.sleep(pause)  # SIGKILL is delivered when the process next runs; give it the CPU
+        pause = min(pause * 2, 0.05)

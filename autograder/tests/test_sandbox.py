@@ -1,0 +1,736 @@
+"""grader.sandbox, tested for real: each test forks a child that enters a jail and reports back as JSON.
+
+Run as root on Linux. When this machine cannot isolate (``isolation_problem()`` is not None) every test FAILS
+with the reason: a skipped security test would hide a broken sandbox. A child always ends with ``os._exit``;
+the parent waits for its report and its exit with a deadline (a pidfd, no sleeps) and kills it past that.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import errno
+import importlib
+import json
+import os
+import platform
+import pwd
+import select
+import shutil
+import signal
+import socket
+import stat
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import traceback
+import uuid
+
+import pytest
+import torch  # imported before any fork, as the fork server does
+
+AUTOGRADER = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+REPOSITORY = os.path.dirname(AUTOGRADER)
+if AUTOGRADER not in sys.path:
+    sys.path.insert(0, AUTOGRADER)
+
+from grader import sandbox  # noqa: E402
+from grader.sandbox import Jail, SandboxError  # noqa: E402
+
+CHILD_DEADLINE_S = 20.0
+SCRATCH = ("/tmp", "/var/tmp", "/dev/shm")
+# What student code needs to keep importing: the dirs of sys.path (here Python is under /root, mode 0700).
+PYTHON_DIRS = tuple(sorted({p for p in sys.path if os.path.isabs(p) and os.path.exists(p)}))
+TRUE = shutil.which("true") or "/bin/true"
+PR_SET_PDEATHSIG, PR_GET_PDEATHSIG, PR_GET_DUMPABLE = 1, 2, 3
+LIBC = ctypes.CDLL(None, use_errno=True)
+
+
+@pytest.fixture(scope="session", autouse=True)
+def isolation_available():
+    problem = sandbox.isolation_problem()
+    if problem is not None:
+        pytest.fail(f"this machine cannot isolate student code, so the sandbox is untested: {problem}")
+
+
+@pytest.fixture
+def uid():
+    return sandbox.pick_uid()
+
+
+@pytest.fixture
+def outside_tmp():
+    """A fresh 0755 root-owned directory that is not under /tmp, /var/tmp or /dev/shm (which the jail
+    replaces), so the jail sees it through the read-only host tree."""
+    parent = next(p for p in ("/var/cache", "/opt", "/srv", "/var/lib") if os.path.isdir(p))
+    path = tempfile.mkdtemp(prefix="sandbox-test-", dir=parent)
+    os.chmod(path, 0o755)
+    try:
+        yield path
+    finally:
+        shutil.rmtree(path)
+
+
+def jail(uid: int, readable=(), **kwargs) -> Jail:
+    return Jail(uid=uid, gid=uid, readable=PYTHON_DIRS + tuple(readable), **kwargs)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Forking with deadlines
+
+
+def _read_until_eof(fd: int, deadline: float) -> bytes:
+    chunks = []
+    while True:
+        ready, _, _ = select.select([fd], [], [], max(0.0, deadline - time.monotonic()))
+        if not ready:
+            return b"".join(chunks)
+        chunk = os.read(fd, 1 << 16)
+        if not chunk:
+            return b"".join(chunks)
+        chunks.append(chunk)
+
+
+def _reap(pid: int, deadline: float) -> int:
+    """The child's wait status; SIGKILL first if it has not exited by the deadline."""
+    pidfd = os.pidfd_open(pid)
+    try:
+        ready, _, _ = select.select([pidfd], [], [], max(0.0, deadline - time.monotonic()))
+        if not ready:
+            os.kill(pid, signal.SIGKILL)
+        return os.waitpid(pid, 0)[1]
+    finally:
+        os.close(pidfd)
+
+
+def fork_child(body, *args, deadline_s: float = CHILD_DEADLINE_S) -> tuple[dict | None, int]:
+    """Run body(*args) in a forked child: (its report, its wait status). The report is {"value": ...} or
+    {"error": traceback}, or None when the child died or exec'd before reporting."""
+    read_end, write_end = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        try:
+            os.close(read_end)
+            try:
+                report = {"value": body(*args)}
+            except BaseException:  # noqa: BLE001 - reported to the parent
+                report = {"error": traceback.format_exc()}
+            data = json.dumps(report).encode()
+            while data:
+                data = data[os.write(write_end, data):]
+        finally:
+            os._exit(0)
+    os.close(write_end)
+    deadline = time.monotonic() + deadline_s
+    try:
+        data = _read_until_eof(read_end, deadline)
+    finally:
+        os.close(read_end)
+        status = _reap(pid, deadline)
+    return (json.loads(data) if data else None), status
+
+
+def in_child(body, *args):
+    """body(*args)'s return value, computed in a forked child; any failure there fails the test here."""
+    report, status = fork_child(body, *args)
+    assert report is not None, f"the child reported nothing (wait status {status:#x})"
+    assert "error" not in report, "the child failed:\n" + report["error"]
+    assert os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0, f"wait status {status:#x}"
+    return report["value"]
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Small probes run inside jails
+
+
+def errno_of(action, *args):
+    """None when action(*args) works, else the errno it failed with."""
+    try:
+        action(*args)
+    except OSError as e:
+        return e.errno
+    return None
+
+
+def try_fork():
+    try:
+        pid = os.fork()
+    except OSError as e:
+        return e.errno
+    if pid == 0:
+        os._exit(0)
+    os.waitpid(pid, 0)
+    return "forked"
+
+
+def try_posix_spawn():
+    try:
+        pid = os.posix_spawn(TRUE, ["true"], dict(os.environ))
+    except OSError as e:
+        return e.errno
+    os.waitpid(pid, 0)
+    return "spawned"
+
+
+def try_subprocess():
+    try:
+        subprocess.run([TRUE], check=False)
+    except OSError as e:
+        return e.errno
+    return "ran"
+
+
+def try_clone3():
+    """clone3 as a fork (flags 0, SIGCHLD): -1 with errno, or "cloned"."""
+    args = (ctypes.c_uint64 * 8)()  # struct clone_args, version 0 (64 bytes)
+    args[4] = signal.SIGCHLD  # exit_signal
+    result = LIBC.syscall(ctypes.c_long(435), args, ctypes.c_long(64))
+    if result == 0:
+        os._exit(0)  # a child was created after all: leave at once
+    if result > 0:
+        os.waitpid(result, 0)
+        return "cloned"
+    return ctypes.get_errno()
+
+
+def run_threads(n: int = 4) -> list[int]:
+    ids = [0] * n
+
+    def work(i):
+        ids[i] = threading.get_native_id()
+
+    threads = [threading.Thread(target=work, args=(i,)) for i in range(n)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(10)
+    return ids
+
+
+def status_fields() -> dict[str, str]:
+    with open("/proc/self/status") as f:
+        return {k: v.strip() for k, _, v in (line.partition(":") for line in f)}
+
+
+def try_create(directory: str):
+    """errno of creating a file in directory (None if it worked: then it is removed again)."""
+    path = os.path.join(directory, f"sandbox-probe-{uuid.uuid4().hex}")
+    try:
+        os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644))
+    except OSError as e:
+        return e.errno
+    os.unlink(path)
+    return None
+
+
+def mounts() -> list[dict]:
+    """The jail's mounts, each with whether its mount point leads to it (not covered by another mount)."""
+    result = []
+    with open("/proc/self/mountinfo") as f:
+        for line in f:
+            fields = line.split(" - ")[0].split()
+            point = fields[4].replace("\\040", " ")
+            try:
+                fd = os.open(point, os.O_PATH)
+                with open(f"/proc/self/fdinfo/{fd}") as info:
+                    mount_id = next(int(x.split()[1]) for x in info if x.startswith("mnt_id:"))
+                os.close(fd)
+                reachable = mount_id == int(fields[0])
+            except OSError:
+                reachable = False
+            result.append({"point": point, "rw": "rw" in fields[5].split(","), "options": fields[5],
+                           "reachable": reachable, "fstype": line.split(" - ")[1].split()[0]})
+    return result
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Tests
+
+
+def test_isolation_is_available():
+    assert sandbox.isolation_problem() is None
+
+
+def test_no_process_can_be_created_but_threads_work(uid):
+    def body():
+        sandbox.enter(jail(uid))
+        report = {"fork": try_fork(), "subprocess": try_subprocess(), "posix_spawn": try_posix_spawn(),
+                  "clone3": try_clone3()}
+        report["threads_after_clone3"] = run_threads()
+        report["pid_alive"] = os.getpid()
+        report["execv"] = errno_of(os.execv, TRUE, ["true"])  # last: if it worked, no report at all
+        return report
+
+    report = in_child(body)
+    assert report["fork"] == errno.EPERM
+    assert report["subprocess"] == errno.EPERM
+    assert report["posix_spawn"] == errno.EPERM  # glibc: clone3 -> ENOSYS, falls back to clone -> EPERM
+    assert report["clone3"] == errno.ENOSYS
+    assert len(set(report["threads_after_clone3"])) == 4 and report["pid_alive"] not in report["threads_after_clone3"]
+    assert report["execv"] == errno.EPERM
+
+
+def test_python_threads_and_torch_threads_work(uid):
+    def body():
+        sandbox.enter(jail(uid))
+        python_threads = run_threads(4)
+        torch.set_num_threads(2)
+        a = torch.ones(512, 512)
+        b = a @ a
+        return {"python_threads": python_threads, "torch_threads": torch.get_num_threads(),
+                "corner": float(b[0, 0]), "sum": float(b.sum()), "tasks": len(os.listdir("/proc/self/task"))}
+
+    report = in_child(body)
+    assert len(set(report["python_threads"])) == 4
+    assert report["torch_threads"] == 2
+    assert report["corner"] == 512.0 and report["sum"] == 512.0 ** 3
+    assert report["tasks"] >= 2, "torch's intra-op pool should have started a thread"
+
+
+def test_scratch_tmpfs_is_empty_writable_private_and_limited(uid):
+    marker = f"sandbox-marker-{uuid.uuid4().hex}"
+
+    def first_jail():
+        sandbox.enter(jail(uid, tmpfs_mb=2))
+        report = {"empty": {d: os.listdir(d) for d in SCRATCH}, "written": {}, "full": {}, "options": {}}
+        for d in SCRATCH:
+            with open(os.path.join(d, marker), "w") as f:
+                f.write("jail")
+            with open(os.path.join(d, marker)) as f:
+                report["written"][d] = f.read()
+            big = os.open(os.path.join(d, "big"), os.O_WRONLY | os.O_CREAT, 0o600)
+            try:
+                for _ in range(3):  # 3 MB into 2 MB
+                    os.write(big, b"x" * (1 << 20))
+                report["full"][d] = None
+            except OSError as e:
+                report["full"][d] = e.errno
+            finally:
+                os.close(big)
+                os.unlink(os.path.join(d, "big"))
+        report["options"] = {m["point"]: m["options"] for m in mounts() if m["point"] in SCRATCH and m["reachable"]}
+        return report
+
+    def second_jail():
+        sandbox.enter(jail(uid, tmpfs_mb=2))
+        return {d: os.listdir(d) for d in SCRATCH}
+
+    report = in_child(first_jail)
+    assert report["empty"] == {d: [] for d in SCRATCH}
+    assert report["written"] == {d: "jail" for d in SCRATCH}
+    assert report["full"] == {d: errno.ENOSPC for d in SCRATCH}
+    for d in SCRATCH:
+        assert {"rw", "nosuid", "nodev"} <= set(report["options"][d].split(",")), report["options"][d]
+        assert not os.path.exists(os.path.join(d, marker)), f"the jail's {d} leaked to the host"
+    assert in_child(second_jail) == {d: [] for d in SCRATCH}
+
+
+@pytest.mark.parametrize("use_mount_setattr", [True, False], ids=["mount_setattr", "per-mount-remount"])
+def test_nothing_else_is_writable(uid, outside_tmp, use_mount_setattr):
+    world = os.path.join(outside_tmp, "world-writable")
+    os.mkdir(world)
+    os.chmod(world, 0o777)
+    world_file = os.path.join(world, "file")
+    with open(world_file, "w"):
+        pass
+    os.chmod(world_file, 0o666)
+    places = ["/", "/etc", "/root", "/var", "/usr", "/work", REPOSITORY, os.getcwd(), "/run/lock", "/var/crash",
+              "/dev", "/dev/pts", world]
+    places = list(dict.fromkeys(p for p in places if os.path.isdir(p)))
+    world_writable = [p for p in places if os.stat(p).st_mode & 0o002]
+    assert "/run/lock" not in places or "/run/lock" in world_writable
+
+    def body():
+        sandbox._USE_MOUNT_SETATTR = use_mount_setattr
+        sandbox.enter(jail(uid))
+        with open("/dev/null", "w") as null:
+            null.write("discarded")
+        return {"create": {p: try_create(p) for p in places},
+                "mkdir": {p: errno_of(os.mkdir, os.path.join(p, "sandbox-probe-dir")) for p in places},
+                "append": errno_of(lambda: open(world_file, "a").close()),
+                "mounts": mounts()}
+
+    report = in_child(body)
+    for place in places:
+        assert report["create"][place] in (errno.EROFS, errno.EACCES), (place, report["create"][place])
+        assert report["mkdir"][place] in (errno.EROFS, errno.EACCES), (place, report["mkdir"][place])
+    for place in world_writable:  # only the read-only mount stops these
+        assert report["create"][place] == errno.EROFS, place
+    assert report["append"] == errno.EROFS
+    writable = [m["point"] for m in report["mounts"] if m["rw"] and m["reachable"]]
+    assert sorted(writable) == sorted(SCRATCH), writable
+    if use_mount_setattr:  # one recursive call reaches hidden mounts too
+        assert not [m for m in report["mounts"] if m["rw"] and m["point"] not in SCRATCH]
+
+
+def test_binds_read_only_and_writable(uid, tmp_path, outside_tmp):
+    src_ro = tmp_path / "ro"  # under the host's /tmp, behind pytest's 0700 directory
+    src_ro.mkdir()
+    src_ro.chmod(0o755)
+    (src_ro / "hello.txt").write_text("hello")
+    src_rw = tmp_path / "rw"
+    src_rw.mkdir()
+    os.chown(src_rw, uid, uid)
+    src_code = os.path.join(outside_tmp, "code")
+    os.mkdir(src_code)
+    with open(os.path.join(src_code, "code.txt"), "w") as f:
+        f.write("code")
+    existing_target = os.path.join(outside_tmp, "mnt")
+    os.mkdir(existing_target)
+
+    def body():
+        sandbox.enter(jail(uid, binds=((str(src_ro), "/tmp/jail/ro"), (src_code, existing_target)),
+                           writable=((str(src_rw), "/tmp/jail/out"),)))
+        with open("/tmp/jail/out/result.txt", "w") as f:
+            f.write("from the jail")
+        parent = os.stat("/tmp/jail")
+        return {"ro": open("/tmp/jail/ro/hello.txt").read(), "ro_write": try_create("/tmp/jail/ro"),
+                "code": open(os.path.join(existing_target, "code.txt")).read(),
+                "code_write": try_create(existing_target),
+                "parent": [parent.st_uid, stat.S_IMODE(parent.st_mode)],
+                "host_tmp_hidden": not os.path.exists(str(tmp_path))}
+
+    report = in_child(body)
+    assert report["ro"] == "hello" and report["code"] == "code"
+    assert report["ro_write"] == errno.EROFS and report["code_write"] == errno.EROFS
+    assert report["parent"] == [0, 0o755]
+    assert report["host_tmp_hidden"]
+    assert (src_rw / "result.txt").read_text() == "from the jail"
+    assert (src_rw / "result.txt").stat().st_uid == uid
+    assert sorted(os.listdir(src_ro)) == ["hello.txt"]
+    assert os.listdir(existing_target) == []  # the host's directory was only mounted over
+
+
+def test_root_only_files_are_unreadable(uid, outside_tmp):
+    secret = os.path.join(outside_tmp, "secret.txt")
+    with open(secret, "w") as f:
+        f.write("secret")
+    os.chmod(secret, 0o600)
+    private = os.path.join(outside_tmp, "private")
+    os.mkdir(private, 0o700)
+    os.chmod(private, 0o700)
+    with open(os.path.join(private, "inside.txt"), "w") as f:
+        f.write("inside")
+
+    def body():
+        sandbox.enter(Jail(uid=uid, gid=uid))  # nothing made readable: /root stays as it is
+        return {"secret": errno_of(lambda: open(secret).read()), "private": errno_of(os.listdir, private),
+                "inside": errno_of(lambda: open(os.path.join(private, "inside.txt")).read()),
+                "root": errno_of(os.listdir, "/root"),
+                "shadow": errno_of(lambda: open("/etc/shadow").read()) if os.path.exists("/etc/shadow") else 13}
+
+    assert in_child(body) == {k: errno.EACCES for k in ("secret", "private", "inside", "root", "shadow")}
+
+
+def test_readable_dirs_behind_a_locked_ancestor(uid, outside_tmp, tmp_path):
+    locked = os.path.join(outside_tmp, "locked")  # root's, 0700: the uid cannot traverse it
+    os.mkdir(locked)
+    os.chmod(locked, 0o700)
+    package_dir = os.path.join(locked, "lib", "pkg")
+    os.makedirs(os.path.join(package_dir, "sub"))
+    for d in (os.path.join(locked, "lib"), package_dir, os.path.join(package_dir, "sub")):
+        os.chmod(d, 0o755)
+    module = f"jailmod_{uuid.uuid4().hex}"
+    with open(os.path.join(package_dir, module + ".py"), "w") as f:
+        f.write("VALUE = 42\n")
+    host_tmp_dir = str(tmp_path / "hostlib")  # under the host's /tmp (replaced in the jail), behind 0700
+    os.mkdir(host_tmp_dir)
+    os.chmod(host_tmp_dir, 0o755)
+    tmp_module = f"jailtmpmod_{uuid.uuid4().hex}"
+    with open(os.path.join(host_tmp_dir, tmp_module + ".py"), "w") as f:
+        f.write("VALUE = 7\n")
+    reachable_dir = os.path.join(outside_tmp, "open")
+    os.mkdir(reachable_dir)
+    root_entries = {p.split("/")[2] for p in PYTHON_DIRS if p.startswith("/root/")}
+
+    def listed():
+        sandbox.enter(jail(uid, readable=(package_dir, os.path.join(package_dir, "sub"), reachable_dir,
+                                          host_tmp_dir)))
+        sys.path[:0] = [package_dir, host_tmp_dir]
+        points = [m["point"] for m in mounts()]
+        return {"value": importlib.import_module(module).VALUE, "tmp_value": importlib.import_module(tmp_module).VALUE,
+                "points": points, "locked": os.listdir(locked), "write_pkg": try_create(package_dir),
+                "write_mirror": try_create(locked), "write_root": try_create("/root"), "root": os.listdir("/root")}
+
+    def not_listed():
+        sandbox.enter(jail(uid))
+        sys.path.insert(0, package_dir)
+        try:
+            importlib.import_module(module)
+            imported = "imported"
+        except ImportError as e:
+            imported = type(e).__name__
+        return {"import": imported, "locked": errno_of(os.listdir, locked)}
+
+    report = in_child(listed)
+    assert report["value"] == 42 and report["tmp_value"] == 7
+    assert package_dir in report["points"] and host_tmp_dir in report["points"]
+    assert os.path.join(package_dir, "sub") not in report["points"], "covered by package_dir: no mount of its own"
+    assert reachable_dir not in report["points"], "already reachable: left alone"
+    assert report["locked"] == ["lib"], "the mirror shows only the chain down to the readable directory"
+    assert report["write_pkg"] == errno.EROFS and report["write_mirror"] == errno.EROFS
+    assert report["write_root"] in (errno.EROFS, errno.EACCES)
+    assert set(report["root"]) <= root_entries, "only the chains to readable dirs are visible in /root"
+    assert in_child(not_listed) == {"import": "ModuleNotFoundError", "locked": errno.EACCES}
+
+
+def _reachable_by(uid: int, path: str) -> bool:
+    """Whether uid (no groups) can search every directory down to path, by mode bits on the host."""
+    current = "/"
+    for name in path.strip("/").split("/"):
+        st = os.stat(current)
+        bits = st.st_mode >> (6 if st.st_uid == uid else 3 if st.st_gid == uid else 0)
+        if not bits & 1:
+            return False
+        current = os.path.join(current, name)
+    return True
+
+
+def test_stdlib_module_not_imported_before_the_fork(uid):
+    name = next(n for n in ("colorsys", "netrc", "tabnanny", "plistlib", "fractions", "wave") if n not in sys.modules)
+    stdlib = os.path.dirname(os.__file__)
+
+    def body(readable):
+        sandbox.enter(Jail(uid=uid, gid=uid, readable=readable))
+        try:
+            return importlib.import_module(name).__file__
+        except (ImportError, OSError) as e:
+            return type(e).__name__
+
+    assert in_child(body, PYTHON_DIRS) == os.path.join(stdlib, name + ".py")
+    if not _reachable_by(uid, stdlib):  # true here: the venv's Python is under /root (0700)
+        assert in_child(body, ()) in ("ModuleNotFoundError", "PermissionError")
+
+
+def test_identity_and_namespaces(uid):
+    host = {ns: os.readlink(f"/proc/self/ns/{ns}") for ns in ("mnt", "ipc", "net")}
+
+    def body():
+        LIBC.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+        sandbox.enter(jail(uid))
+        pdeathsig = ctypes.c_int(0)
+        LIBC.prctl(PR_GET_PDEATHSIG, ctypes.byref(pdeathsig), 0, 0, 0)
+        return {"ids": [os.getuid(), os.getgid(), os.geteuid(), os.getegid()], "groups": os.getgroups(),
+                "status": status_fields(), "ns": {ns: os.readlink(f"/proc/self/ns/{ns}") for ns in host},
+                "cwd": os.getcwd(), "core": list(__import__("resource").getrlimit(__import__("resource").RLIMIT_CORE)),
+                "dumpable": LIBC.prctl(PR_GET_DUMPABLE, 0, 0, 0, 0), "pdeathsig": pdeathsig.value}
+
+    report = in_child(body)
+    assert report["ids"] == [uid] * 4 and report["groups"] == []
+    status = report["status"]
+    for key in ("CapInh", "CapPrm", "CapEff", "CapBnd", "CapAmb"):
+        assert int(status[key], 16) == 0, (key, status[key])
+    assert status["NoNewPrivs"] == "1" and status["Seccomp"] == "2"
+    assert status["Uid"].split() == [str(uid)] * 4 and status["Gid"].split() == [str(uid)] * 4
+    assert report["ns"]["mnt"] != host["mnt"] and report["ns"]["ipc"] != host["ipc"]
+    assert report["ns"]["net"] == host["net"]  # enter leaves the network to enter_network_namespace
+    assert report["cwd"] == "/tmp" and report["core"] == [0, 0]
+    assert report["dumpable"] == 0 and report["pdeathsig"] == signal.SIGKILL
+
+
+def test_jail_without_seccomp_then_install_seccomp(uid):
+    def body():
+        sandbox.enter(jail(uid, seccomp=False))  # e.g. a launcher that must start processes
+        before = {"seccomp": status_fields()["Seccomp"], "fork": try_fork(), "caps": status_fields()["CapEff"],
+                  "nnp": status_fields()["NoNewPrivs"]}
+        sandbox.install_seccomp()  # what the launched script does first
+        return {"before": before, "after": {"seccomp": status_fields()["Seccomp"], "fork": try_fork()}}
+
+    report = in_child(body)
+    assert report["before"] == {"seccomp": "0", "fork": "forked", "caps": "0" * 16, "nnp": "1"}
+    assert report["after"] == {"seccomp": "2", "fork": errno.EPERM}
+
+
+def test_inherited_file_descriptors_keep_working(uid, tmp_path):
+    log_path = tmp_path / "worker.log"
+    log = os.open(log_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)  # root's file: the fd is the way in
+    ours, theirs = socket.socketpair()
+    ours.sendall(b"task")
+
+    def body():
+        sandbox.enter(jail(uid))
+        os.write(log, b"a line from the jail\n")
+        request = theirs.recv(4)
+        theirs.sendall(b"done:" + request)
+        return {"reopen": errno_of(lambda: open(log_path, "a").close())}
+
+    try:
+        report = in_child(body)
+        ours.settimeout(5)
+        assert ours.recv(100) == b"done:task"
+    finally:
+        os.close(log)
+        ours.close()
+        theirs.close()
+    assert log_path.read_text() == "a line from the jail\n"
+    assert report["reopen"] in (errno.EACCES, errno.ENOENT)  # by path it is neither visible nor writable
+
+
+def test_enter_refuses_what_it_cannot_isolate(uid, tmp_path):
+    def refusal(make_jail, setup=None):
+        def body():
+            if setup:
+                setup()
+            try:
+                sandbox.enter(make_jail())
+            except SandboxError as e:
+                return str(e)
+            return "entered"
+        return in_child(body)
+
+    missing = str(tmp_path / "missing")
+    assert missing in refusal(lambda: jail(uid, binds=((missing, "/tmp/x"),)))
+    assert "/nonexistent-sandbox-target" in refusal(lambda: jail(uid, binds=((str(tmp_path), "/nonexistent-sandbox-target/x"),)))
+    assert "root" in refusal(lambda: Jail(uid=0, gid=0))
+    directory = str(tmp_path)
+    assert "open directory" in refusal(lambda: jail(uid), lambda: os.open(directory, os.O_RDONLY))
+    release = threading.Event()
+    assert "threads" in refusal(lambda: jail(uid), lambda: threading.Thread(target=release.wait, daemon=True).start())
+
+
+def test_network_namespace_only_loopback(uid):
+    host_net = os.readlink("/proc/self/ns/net")
+
+    def fork_server():
+        sandbox.enter_network_namespace()
+        listener = socket.socket()
+        listener.bind(("127.0.0.1", 0))
+        listener.listen(4)
+        port = listener.getsockname()[1]
+
+        def worker():
+            sandbox.enter(jail(uid))
+            report = {}
+            for host, port_ in (("192.0.2.1", 80), ("1.1.1.1", 53)):
+                s = socket.socket()
+                s.settimeout(3)
+                began = time.monotonic()
+                report[host] = [errno_of(s.connect, (host, port_)), time.monotonic() - began]
+                s.close()
+            udp = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+            report["udp"] = errno_of(udp.sendto, b"x", ("1.1.1.1", 53))
+            udp.close()
+            with socket.create_connection(("127.0.0.1", port), timeout=3) as c:
+                c.sendall(b"hello from the jail")
+            own = socket.socket()  # a rank listening, another connecting, as gloo does
+            own.bind(("127.0.0.1", 0))
+            own.listen(1)
+            with socket.create_connection(own.getsockname(), timeout=3) as c, own.accept()[0] as a:
+                c.sendall(b"ping")
+                report["own"] = a.recv(4).decode()
+            own.close()
+            return report
+
+        report = in_child(worker)
+        listener.settimeout(3)
+        conn, _ = listener.accept()
+        with conn:
+            report["received"] = conn.recv(100).decode()
+        return {"worker": report, "net": os.readlink("/proc/self/ns/net"), "interfaces": socket.if_nameindex()}
+
+    report = in_child(fork_server)
+    worker = report["worker"]
+    for host in ("192.0.2.1", "1.1.1.1"):
+        assert worker[host][0] == errno.ENETUNREACH and worker[host][1] < 1.0, worker[host]
+    assert worker["udp"] == errno.ENETUNREACH
+    assert worker["received"] == "hello from the jail" and worker["own"] == "ping"
+    assert report["net"] != host_net
+    assert report["interfaces"] == [[1, "lo"]]
+
+
+def _start_as(uid: int) -> tuple[int, int]:
+    """A process running as uid (fork + setresuid + wait forever); (pid, fd that reads b'r' when ready)."""
+    read_end, write_end = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        try:
+            os.close(read_end)
+            os.setgroups([])
+            os.setresgid(uid, uid, uid)
+            os.setresuid(uid, uid, uid)
+            os.write(write_end, b"r")
+            while True:
+                signal.pause()
+        finally:
+            os._exit(1)
+    os.close(write_end)
+    return pid, read_end
+
+
+def _wait_ready(fds: list[int]) -> None:
+    deadline = time.monotonic() + 10
+    for fd in fds:
+        ready, _, _ = select.select([fd], [], [], max(0.0, deadline - time.monotonic()))
+        assert ready and os.read(fd, 1) == b"r"
+
+
+def test_kill_uid_kills_every_process_of_the_uid(uid):
+    started = [_start_as(uid) for _ in range(3)]
+    pids = [pid for pid, _ in started]
+    try:
+        _wait_ready([fd for _, fd in started])
+        assert sorted(sandbox.kill_uid(uid)) == sorted(pids)
+        deadline = time.monotonic() + 5
+        for pid in pids:
+            status = _reap(pid, deadline)
+            assert os.WIFSIGNALED(status) and os.WTERMSIG(status) == signal.SIGKILL
+        pids = []
+        assert sandbox.kill_uid(uid) == []
+    finally:
+        for pid in pids:
+            _reap(pid, time.monotonic())
+        for _, fd in started:
+            os.close(fd)
+    with pytest.raises(SandboxError):
+        sandbox.kill_uid(0)
+
+
+class _Sequence:
+    def __init__(self, values):
+        self.values = list(values)
+
+    def randint(self, lo, hi):
+        return self.values.pop(0)
+
+
+def test_pick_uid_is_high_unused_and_random(uid, monkeypatch):
+    low, high = sandbox.UID_RANGE
+    picks = {sandbox.pick_uid() for _ in range(20)}
+    assert len(picks) > 1 and all(low <= p <= high for p in picks)
+    for p in picks:
+        with pytest.raises(KeyError):
+            pwd.getpwuid(p)
+    account = next(p.pw_uid for p in pwd.getpwall())  # some uid in /etc/passwd (root at least)
+    busy, ready = _start_as(uid)
+    try:
+        _wait_ready([ready])
+        free = next(p for p in picks if p != uid)
+        monkeypatch.setattr(sandbox, "_rng", _Sequence([account, uid, free]))
+        assert sandbox.pick_uid() == free  # skipped: an account, then a uid a process runs as
+    finally:
+        _reap(busy, time.monotonic())
+        os.close(ready)
+
+
+def test_install_seccomp_alone(uid):
+    def body():
+        sandbox.install_seccomp()
+        return {"fork": try_fork(), "posix_spawn": try_posix_spawn(), "threads": run_threads(),
+                "uid": os.getuid(), "seccomp": status_fields()["Seccomp"], "execv": errno_of(os.execv, TRUE, ["true"])}
+
+    report = in_child(body)
+    assert report["fork"] == errno.EPERM and report["posix_spawn"] == errno.EPERM and report["execv"] == errno.EPERM
+    assert len(set(report["threads"])) == 4
+    assert report["uid"] == 0 and report["seccomp"] == "2"
+
+
+@pytest.mark.skipif(platform.machine() != "x86_64", reason="the x32 ABI exists only on x86_64")
+def test_x32_system_calls_kill_the_process():
+    def body():
+        sandbox.install_seccomp()
+        LIBC.syscall(ctypes.c_long(0x40000000 | 39))  # getpid through the x32 ABI
+        return "survived"
+
+    report, status = fork_child(body)
+    assert report is None and os.WIFSIGNALED(status) and os.WTERMSIG(status) == signal.SIGSYS, (report, status)

@@ -1,0 +1,104 @@
+"""Part 1 — the process group (handout §1): the checks and their public inputs."""
+
+from __future__ import annotations
+
+from grading.checks import NONE, Check, Outcome, Run, fail
+from grading.compare import outcome_text
+
+
+def env(rank: int, world_size: int, local_rank: int, local_world_size: int, addr: str = "10.0.0.1",
+        port: int = 29500) -> dict:
+    return {"RANK": str(rank), "WORLD_SIZE": str(world_size), "LOCAL_RANK": str(local_rank),
+            "LOCAL_WORLD_SIZE": str(local_world_size), "MASTER_ADDR": addr, "MASTER_PORT": str(port)}
+
+
+GOOD = env(5, 8, 1, 4)
+
+
+def env_run(envs: list[dict], label: str) -> Run:
+    return Run("process_group_cases", {"envs": envs}, label=label)
+
+
+def invalid_run(cases: list[tuple[dict, str]], label: str) -> Run:
+    """Each case: an environment and the variable the error must name."""
+    return Run("process_group_cases", {"invalid": [{"env": e, "variable": v} for e, v in cases]}, ref=NONE,
+               label=label)
+
+
+def layout_run(layouts: list[list[int]], torchrun: list[list], label: str) -> Run:
+    return Run("process_group_cases", {"layouts": layouts, "torchrun": torchrun}, label=label)
+
+
+def compare_envs(o: Outcome) -> None:
+    for environ, r, g in zip(o.run.kwargs["envs"], o.ref[0]["envs"], o.got[0]["envs"]):
+        if g != r:
+            fail(f"read_torchrun_env({environ})\n  yours:    {outcome_text(g)}\n  expected: {outcome_text(r)}\n"
+                 "(handout §1)")
+
+
+def compare_errors(o: Outcome) -> None:
+    for case, g in zip(o.run.kwargs["invalid"], o.got[0]["invalid"]):
+        environ, variable = case["env"], case["variable"]
+        if "error" not in g:
+            fail(f"read_torchrun_env({environ}) returned {g['value']!r}; it must raise DistEnvError naming "
+                 f"{variable} (handout §1)")
+        if g["error"] == "NotImplementedError" or not g.get("value_error"):
+            fail(f"read_torchrun_env({environ}) raised {g['error']}: {g['message']}; expected DistEnvError "
+                 f"(a ValueError) naming {variable} (handout §1)")
+        if variable not in g["message"]:
+            fail(f"read_torchrun_env({environ}) raised {g['error']}: {g['message']!r}, which does not name "
+                 f"{variable}, the variable to fix (handout §1)")
+
+
+def compare_layouts(o: Outcome) -> None:
+    for (rank, lws), r, g in zip(o.run.kwargs["layouts"], o.ref[0]["layouts"], o.got[0]["layouts"]):
+        if g != r:
+            swapped = "value" in g and "value" in r and g["value"][0] == r["value"][0][::-1]
+            fail(f"rank {rank} with {lws} processes per node: node_and_local_rank, global_rank gave "
+                 f"{outcome_text(g)}; expected {outcome_text(r)} (handout §1)"
+                 + ("\nYour node index and local rank are swapped: node_and_local_rank returns (node, local rank), "
+                    "ranks laid out node by node." if swapped else ""))
+    for args, r, g in zip(o.run.kwargs["torchrun"], o.ref[0]["torchrun"], o.got[0]["torchrun"]):
+        if g != r:
+            fail(f"torchrun_env{tuple(args)}\n  yours:    {outcome_text(g)}\n  expected: {outcome_text(r)}\n"
+                 "(handout §1: all six variables, values as strings)")
+
+
+def compare_launch(o: Outcome) -> None:
+    nproc = o.run.kwargs["nproc"]
+    for rank, report in enumerate(o.got):
+        # What nproc processes on one node must see: their place in the job, and a working all-reduce.
+        expected = {"rank": rank, "world_size": nproc, "local_rank": rank, "node_rank": 0,
+                    "sum": float(nproc * (nproc + 1) // 2), "dist_rank": rank}
+        if report != expected:
+            fail(f"under `torchrun --standalone --nproc_per_node={nproc}`, rank {rank}'s script reported\n  {report}\n"
+                 f"expected\n  {expected}\n(handout §1; the script is tests/launch_probe.py)")
+
+
+MISSING = [({k: v for k, v in GOOD.items() if k != name}, name) for name in GOOD]
+INVALID = [({**GOOD, "RANK": "two"}, "RANK"), ({**GOOD, "WORLD_SIZE": "0"}, "WORLD_SIZE"),
+           ({**GOOD, "RANK": "-1"}, "RANK"), ({**GOOD, "RANK": "8"}, "RANK"), ({**GOOD, "LOCAL_RANK": "4"}, "LOCAL_RANK"),
+           ({**GOOD, "LOCAL_RANK": "2"}, "LOCAL_RANK"),  # rank 5 with 4 per node is local rank 1
+           ({**GOOD, "LOCAL_WORLD_SIZE": "3"}, "LOCAL_WORLD_SIZE"), ({**GOOD, "MASTER_PORT": "70000"}, "MASTER_PORT"),
+           ({**GOOD, "MASTER_PORT": "http"}, "MASTER_PORT")]
+
+CHECKS = [
+    Check("1.1", "read_torchrun_env reads valid torchrun environments", weight=3, section="1",
+          runs=(env_run([GOOD, env(0, 1, 0, 1, "127.0.0.1", 1), env(7, 12, 3, 4)],
+                        "valid environments (one node of 4, a single process, the lecture's 3 nodes x 4 GPUs)"),),
+          compare=compare_envs),
+    Check("1.2", "invalid environments raise DistEnvError naming the variable to fix", weight=3, section="1",
+          runs=(invalid_run(MISSING + INVALID, "each variable missing, then invalid values"),),
+          compare=compare_errors),
+    Check("1.3", "rank layout, and the environment torchrun gives each rank", weight=2, section="1",
+          runs=(layout_run([[7, 4]] + [[r, lws] for lws in (1, 2, 4, 8) for r in range(4 * lws)],
+                           [[r, 12, 4, "127.0.0.1", 1234] for r in range(12)],
+                           "the lecture's exercise 1 (rank 7, 4 per node), 4 nodes of 1, 2, 4, 8"),),
+          compare=compare_layouts),
+    Check("1.4", "init_process_group joins a job started by a real torchrun", weight=2, section="1",
+          runs=(Run("launch", {"nproc": 2}, ref=NONE, label="torchrun --standalone --nproc_per_node=2"),),
+          compare=compare_launch, public_share=1.0,
+          hint="a training script calls init_process_group() with no arguments under torchrun: read the torchrun "
+               "environment, initialise the default process group (gloo without CUDA), return the DistEnv; "
+               "destroy_process_group() leaves it."),
+]

@@ -1,0 +1,138 @@
+"""Part 2 — gradient bucketing (handout §2): the checks and their public inputs.
+
+The reference is torch's own ``_compute_bucket_assignment_by_size``, run beside yours on the same meta
+tensors. Common mistakes are named by running torch's assignment on inputs that make the same mistake
+(forward order, limits one byte higher, the first limit dropped, one dtype for all).
+"""
+
+from __future__ import annotations
+
+import random
+
+from grading.checks import Check, Outcome, Run
+from grading.compare import same_outcomes
+
+ELEMENT_BYTES = {"float64": 8, "float32": 4, "float16": 2, "bfloat16": 2, "uint8": 1}
+MIB_F32 = 262144  # float32 elements in one MiB
+
+
+def case(sizes: list[int], limits: list[int], dtypes: list[str] | None = None, order: list[int] | None = None) -> dict:
+    """Tensors of ``sizes`` elements (float32 unless ``dtypes``), byte ``limits``, optional visiting order."""
+    c = {"sizes": sizes, "dtypes": dtypes or ["float32"] * len(sizes), "limits": limits}
+    if order:
+        c["order"] = order
+    return c
+
+
+def random_cases(seed: int, count: int) -> list[dict]:
+    """Seeded random cases, small ones first (so a failure shows a small counterexample)."""
+    rng = random.Random(seed)
+    kinds = ["float32", "float64", "float16", "bfloat16"]
+    cases = []
+    for i in range(count):
+        n = rng.randint(1, 2 + i // 100)
+        dtypes = kinds[:rng.randint(1, 4)]
+        cases.append(case([rng.randint(1, 64) for _ in range(n)],
+                          [rng.choice([0, 1, 2, 4, 8, 32, 64, 100, 256, 1000]) for _ in range(rng.randint(1, 3))],
+                          [rng.choice(dtypes) for _ in range(n)]))
+    return cases
+
+
+# Each mistake as the inputs under which torch's assignment makes it.
+def _forward_order(c: dict) -> dict:
+    return c if "order" in c else {**c, "order": list(range(len(c["sizes"])))}
+
+
+def _seal_above(c: dict) -> dict:
+    return {**c, "limits": [limit + 1 for limit in c["limits"]]}  # bytes > L  <=>  bytes >= L + 1
+
+
+def _first_limit_ignored(c: dict) -> dict:
+    return {**c, "limits": c["limits"][-1:]}
+
+
+def _dtypes_mixed(c: dict) -> dict:
+    sizes = [n * ELEMENT_BYTES[d] for n, d in zip(c["sizes"], c["dtypes"])]
+    return {**c, "sizes": sizes, "dtypes": ["uint8"] * len(sizes)}
+
+
+MISTAKES = {
+    "parameters are visited in registration (forward) order instead of reverse order": _forward_order,
+    "buckets are sealed at > instead of >= the limit": _seal_above,
+    "the first bucket's limit is ignored (every bucket used the last limit)": _first_limit_ignored,
+    "dtypes are mixed in one bucket (each dtype must fill its own buckets)": _dtypes_mixed,
+}
+OLDEST_FIRST = "unfinished buckets are closed oldest group first instead of the most recently first-seen group first"
+
+
+def bucket_run(cases: list[dict], label: str) -> Run:
+    return Run("bucket_cases", {"cases": cases}, ref={"reference": True}, label=label,
+               mistakes={text: {"cases": [make(c) for c in cases]} for text, make in MISTAKES.items()})
+
+
+def oldest_group_first(c: dict, buckets: list[list[int]]) -> list[list[int]]:
+    """``buckets`` (torch's) with the groups' unfinished buckets closed oldest group first (the mistake)."""
+    order = c.get("order") or list(range(len(c["sizes"]) - 1, -1, -1))
+    first_seen = {}
+    for index in order:
+        first_seen.setdefault(c["dtypes"][index], len(first_seen))
+    sealed_count: dict[str, int] = {}
+    unfinished = []
+    for position, bucket in enumerate(buckets):
+        dtype = c["dtypes"][bucket[0]]
+        k = sealed_count.get(dtype, 0)
+        limit = c["limits"][min(k, len(c["limits"]) - 1)]
+        nbytes = sum(c["sizes"][i] * ELEMENT_BYTES[c["dtypes"][i]] for i in bucket)
+        if nbytes >= limit:
+            sealed_count[dtype] = k + 1
+        else:
+            unfinished.append(position)
+    ordered = sorted(unfinished, key=lambda p: first_seen[c["dtypes"][buckets[p][0]]])
+    result = list(buckets)
+    for position, source in zip(unfinished, ordered):
+        result[position] = buckets[source]
+    return result
+
+
+def describe(c: dict) -> str:
+    return (f"sizes (elements) {c['sizes']}, dtypes {c['dtypes']}, limits (bytes) {c['limits']}"
+            + (f", order {c['order']}" if "order" in c else ""))
+
+
+def compare_buckets(rule: str):
+    def compare(o: Outcome) -> None:
+        mistakes = dict(o.mistakes)
+        mistakes[OLDEST_FIRST] = [[{"value": oldest_group_first(c, r["value"])} if "value" in r else r
+                                   for c, r in zip(o.run.kwargs["cases"], o.ref[0])]]
+        same_outcomes(Outcome(o.run, o.got, o.ref, mistakes), describe, f"(expected: torch's own assignment) {rule}")
+    return compare
+
+
+BASIC = [case([n * MIB_F32 for n in (10, 2, 8, 20, 4)], [12 * 2**20]),  # the lecture's exercise 3: {p4,p3},{p2,p1,p0}
+         case([3, 1, 4, 1, 5], [12]), case([100], [4])]
+SEALING = [case([2, 2, 2], [8]), case([1, 1, 1, 1], [4])]  # each tensor reaches the limit exactly / in pairs
+FIRST_LIMIT = [case([1] * 10, [4, 16]), case([2, 2, 2, 2], [8, 100])]
+DTYPES = [case([2, 1, 2, 1], [16], ["float32", "float64", "float32", "float64"]),
+          case([1, 1], [100], ["float64", "float32"]),  # nothing sealed: the float64 bucket (seen last) comes first
+          case([4, 4, 4, 4], [16], order=[1, 3, 0, 2])]
+
+CHECKS = [
+    Check("2.1", "parameters visited in reverse order, sealed at the limit", weight=3, section="2",
+          runs=(bucket_run(BASIC, "the lecture's exercise 3 and small cases"),),
+          compare=compare_buckets("Handout §2: visit parameters in reverse registration order; a bucket is "
+                                  "sealed as soon as its bytes reach the limit.")),
+    Check("2.2", "a bucket is sealed when its bytes are >= the limit", weight=2, section="2",
+          runs=(bucket_run(SEALING, "tensors that reach the limit exactly"),),
+          compare=compare_buckets("Handout §2: seal when bytes >= limit (not >).")),
+    Check("2.3", "the first bucket uses the first limit; the last limit repeats", weight=2, section="2",
+          runs=(bucket_run(FIRST_LIMIT, "two limits"),),
+          compare=compare_buckets("Handout §2: the k-th bucket of a group uses limits[k], the last limit repeating.")),
+    Check("2.4", "each dtype fills its own buckets; unfinished buckets close newest group first; a given order",
+          weight=2, section="2", runs=(bucket_run(DTYPES, "mixed dtypes and a given order"),),
+          compare=compare_buckets("Handout §2: one bucket holds one dtype; when all tensors are placed, close "
+                                  "unfinished buckets starting with the most recently first-seen group; with "
+                                  "`order`, visit tensors in that order.")),
+    Check("2.5", "agrees with torch's assignment on 5,000 random cases", weight=6, section="2",
+          runs=(bucket_run(random_cases(seed=2026, count=5000), "5,000 seeded random cases (smallest first)"),),
+          compare=compare_buckets("Handout §2 (the first failing case is shown).")),
+]

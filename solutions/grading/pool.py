@@ -1,0 +1,496 @@
+"""Provided — a pool of gloo worker processes that runs scenarios (used by `make test` and by the grader).
+
+Importing torch costs a second per process, so a *fork server* imports it once and forks a fresh worker
+per request; a pool of ``world_size`` such workers joins one gloo process group and runs scenarios::
+
+    server = ForkServer()
+    with WorkerPool(server, world_size=2, paths=["."]) as pool:
+        per_rank = pool.run("grading.scenarios:train", impl="minddp", model="mlp", steps=3)
+
+A scenario is a module-level function ``f(**kwargs)`` run on every rank at once; it returns JSON-like data
+in which tensors are allowed (they arrive as numpy arrays, bit for bit). Nothing can hang the caller:
+
+* no fixed ports (the OS picks one); every collective has a timeout;
+* every ``run`` has a deadline; a rank that misses it has its Python stack dumped (so the failure says
+  where it was stuck), then the whole pool is killed and the next ``run`` starts fresh workers;
+* a failure is data, not text: ``ScenarioError.failures`` holds one ``RankFailure`` per failed rank
+  (raised, timed out, exited, ...), and ``feedback.py``-style code words it;
+* only JSON crosses the channel (never pickle), so a worker cannot run code in the caller, and a reply
+  that is not well formed is a failure of that rank, never a crash of the caller.
+
+The grader subclasses ``WorkerPool`` (memory and output caps) and starts its own fork server whose
+children isolate themselves before running any student code; this file is what both sides share.
+"""
+
+from __future__ import annotations
+
+import base64
+import importlib
+import json
+import os
+import select
+import signal
+import socket
+import sys
+import tempfile
+import time
+import traceback
+from dataclasses import dataclass, field
+from multiprocessing.connection import Connection
+from typing import Any, Callable
+
+COLLECTIVE_TIMEOUT_S = 20.0
+START_TIMEOUT_S = 60.0
+MAX_REPLY_BYTES = 256 * 2**20  # a larger reply is refused, never read into memory
+TAIL_CHARS = 2000  # of a log or a traceback, in a failure
+# What the fork server imports before forking: every worker starts with it loaded.
+PRELOAD = ("torch", "torch.distributed", "numpy", "grading.scenarios")
+
+
+# -- failures, as data --------------------------------------------------------------------------------------
+
+@dataclass
+class RankFailure:
+    """What went wrong on one rank. ``kind``: "raised" (an exception: ``error`` is its type, ``message``
+    its text, ``where`` the end of its traceback), "timeout" (``where``: the rank's stack when the deadline
+    passed), "exited" (``code``: exit code, negative for a signal), "garbled" (a reply that is not JSON of
+    the expected shape), or a kind a subclass adds ("memory", "output")."""
+
+    rank: int
+    kind: str
+    error: str = ""
+    message: str = ""
+    where: str = ""
+    code: int | None = None
+    log: str = ""  # the end of what the rank printed
+
+
+class ScenarioError(RuntimeError):
+    """A scenario failed on some rank(s): ``failures`` says how, per rank; ``finished`` lists the ranks
+    that returned normally."""
+
+    def __init__(self, what: str, failures: list[RankFailure], finished: list[int], deadline_s: float = 0.0):
+        self.what, self.failures, self.finished, self.deadline_s = what, failures, finished, deadline_s
+        super().__init__(f"{what}: " + "; ".join(f"rank {f.rank} {f.kind} {f.error} {f.message}".strip()
+                                                 for f in failures))
+
+    @property
+    def timed_out(self) -> bool:
+        return any(f.kind == "timeout" for f in self.failures)
+
+
+# -- the JSON channel: tensors as (dtype, shape, bytes) --------------------------------------------------------
+
+def encode(obj: Any) -> Any:
+    """JSON-ready copy of ``obj``; a tensor becomes {"__tensor__": dtype, "shape", "data": base64} (bit-exact)."""
+    torch = sys.modules.get("torch")  # a tensor can only exist if torch was imported
+    if torch is not None and isinstance(obj, torch.Tensor):
+        t = obj.detach().cpu().contiguous()
+        raw = t.view(-1).view(torch.uint8).numpy().tobytes() if t.numel() else b""
+        return {"__tensor__": str(t.dtype).replace("torch.", ""), "shape": list(t.shape),
+                "data": base64.b64encode(raw).decode("ascii")}
+    if isinstance(obj, dict):
+        return {str(k): encode(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [encode(v) for v in obj]
+    if obj is None or isinstance(obj, (bool, int, float, str)):
+        return obj
+    raise TypeError(f"a scenario returned {type(obj).__name__}, which cannot be sent to the caller")
+
+
+def decode(obj: Any) -> Any:
+    """Inverse of ``encode``, with numpy arrays for tensors (bfloat16 widened to float32, exactly), so the
+    caller never needs torch."""
+    if isinstance(obj, dict):
+        if "__tensor__" in obj:
+            return _array(obj)
+        return {k: decode(v) for k, v in obj.items()}
+    if isinstance(obj, list):
+        return [decode(v) for v in obj]
+    return obj
+
+
+def _array(obj: dict):
+    import numpy as np
+    raw = base64.b64decode(obj["data"])
+    if obj["__tensor__"] == "bfloat16":
+        return (np.frombuffer(raw, dtype=np.uint16).astype(np.uint32) << 16).view(np.float32).reshape(obj["shape"])
+    return np.frombuffer(raw, dtype=np.dtype(obj["__tensor__"])).reshape(obj["shape"])
+
+
+def tail_of(path: str, limit: int = TAIL_CHARS) -> str:
+    """The last ``limit`` characters of a file we opened (never follows what a worker could swap in)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError:
+        return ""
+    with os.fdopen(fd, "rb") as f:
+        size = os.fstat(fd).st_size
+        f.seek(max(0, size - limit))
+        return f.read(limit).decode("utf-8", "replace")
+
+
+# -- the fork server ---------------------------------------------------------------------------------------
+
+class ForkServer:
+    """A process that imported torch once and forks one worker per request (the workers' parent).
+
+    Requests carry the worker's environment, a ``setup`` dict for the server's child hook, and three file
+    descriptors (channel, stack dump, log) passed over a Unix socket. The server reports each pid it forks
+    and, when it reaps it, its exit code. ``module`` is the server's entry point: ``grading.pool`` here;
+    the grader passes its own, which isolates each child before it runs anything.
+    """
+
+    def __init__(self, module: str = "grading.pool", paths: list[str] | None = None,
+                 env: dict[str, str] | None = None, args: tuple[str, ...] = ()):
+        import subprocess
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        self.log = tempfile.mkstemp(prefix="minddp-fork-server-", suffix=".log")[1]
+        paths = [os.path.abspath(p) for p in (paths or [_package_root()])]
+        server_env = {**(os.environ if env is None else env), "PYTHONPATH": os.pathsep.join(paths),
+                      "OMP_NUM_THREADS": "1", "PYTHONUNBUFFERED": "1", "TORCH_FR_BUFFER_SIZE": "2000"}
+        with open(self.log, "ab") as out:
+            self.proc = subprocess.Popen(
+                [sys.executable, "-m", module, "--fork-server", str(theirs.fileno()), *args], env=server_env,
+                stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT, pass_fds=[theirs.fileno()],
+                start_new_session=True)
+        theirs.close()
+        self.sock = ours
+        self.forked: list[int] = []  # pids reported, not yet claimed
+        self.exits: dict[int, int] = {}  # pid -> exit code (negative: the signal that killed it)
+
+    def alive(self) -> bool:
+        return self.proc.poll() is None
+
+    def fork(self, env: dict[str, str], setup: dict, fds: list[int], timeout_s: float = START_TIMEOUT_S) -> int:
+        try:
+            socket.send_fds(self.sock, [json.dumps({"env": env, "setup": setup}).encode()], fds)
+        except OSError:
+            raise RuntimeError(f"the fork server is gone; its output ends with:\n{tail_of(self.log)}") from None
+        deadline = time.monotonic() + timeout_s
+        while not self.forked:
+            if time.monotonic() > deadline or not self.alive():
+                self.stop()  # a late report must never be taken for the next request's worker
+                raise RuntimeError(f"the fork server did not start a worker within {timeout_s:.0f} s; its "
+                                   f"output ends with:\n{tail_of(self.log)}")
+            self.collect(0.5)
+        return self.forked.pop(0)
+
+    def collect(self, timeout_s: float) -> None:
+        """Read the server's reports (forks and exits) for up to ``timeout_s``."""
+        readable, _, _ = select.select([self.sock], [], [], timeout_s)
+        while readable:
+            try:
+                report = json.loads(self.sock.recv(4096, socket.MSG_DONTWAIT))
+            except BlockingIOError:
+                break
+            except (OSError, ValueError):
+                break  # the server died (or said something odd): its workers are killed by their pool
+            if "forked" in report:
+                self.forked.append(int(report["forked"]))
+            elif "exited" in report:
+                self.exits[int(report["exited"])] = int(report["code"])
+
+    def exit_code(self, pid: int) -> int | None:
+        self.collect(0.0)
+        return self.exits.get(pid)
+
+    def stop(self) -> None:
+        try:
+            os.killpg(self.proc.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+        self.proc.wait()
+        try:
+            os.unlink(self.log)
+        except OSError:
+            pass
+
+
+def _package_root() -> str:
+    """The folder holding the ``grading`` and ``minddp`` packages."""
+    return os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def serve(fd: int, child_setup: Callable[[dict], None] | None = None,
+          server_setup: Callable[[], None] | None = None) -> None:
+    """The fork server's loop: import torch once, then fork one worker per request and report its pid, and
+    its exit code when it ends, until the caller closes the socket. It never runs a scenario itself."""
+    import gc
+    for name in PRELOAD:
+        importlib.import_module(name)
+    importlib.import_module("grading.scenarios").warm_up()
+    gc.freeze()  # what the server loaded is never collected: children's collections skip it (and share its pages)
+    if server_setup:
+        server_setup()
+    sock = socket.socket(fileno=fd)
+    wake_r, wake_w = os.pipe()
+    os.set_blocking(wake_w, False)
+    signal.set_wakeup_fd(wake_w)  # SIGCHLD wakes the select below
+    signal.signal(signal.SIGCHLD, lambda *_: None)
+    while True:
+        readable, _, _ = select.select([sock, wake_r], [], [])
+        if wake_r in readable:
+            os.read(wake_r, 4096)
+        while True:  # reap every worker that ended and report it
+            try:
+                pid, status = os.waitpid(-1, os.WNOHANG)
+            except ChildProcessError:
+                break
+            if pid == 0:
+                break
+            sock.send(json.dumps({"exited": pid, "code": os.waitstatus_to_exitcode(status)}).encode())
+        if sock not in readable:
+            continue
+        message, fds, _, _ = socket.recv_fds(sock, 1 << 20, 3)
+        if not message:
+            os._exit(0)  # the caller is gone; it kills its workers itself
+        pid = os.fork()
+        if pid == 0:
+            try:
+                signal.set_wakeup_fd(-1)
+                signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+                for f in (sock.fileno(), wake_r, wake_w):
+                    os.close(f)
+                _child(json.loads(message), fds, child_setup)
+            finally:
+                os._exit(1)
+        for f in fds:
+            os.close(f)
+        sock.send(json.dumps({"forked": pid}).encode())
+
+
+def _child(request: dict, fds: list[int], child_setup: Callable[[dict], None] | None) -> None:
+    """In a forked child: its own session and log, its environment, the setup hook, then the worker loop."""
+    os.setsid()  # its own process group: the pool kills it and anything it starts
+    channel, stack, out = fds
+    os.dup2(out, 1)
+    os.dup2(out, 2)
+    os.close(out)
+    os.environ.clear()
+    os.environ.update(request["env"])
+    sys.path[:0] = [p for p in os.environ.get("MINDDP_PATHS", "").split(os.pathsep) if p]
+    if child_setup:
+        child_setup(request["setup"])
+    worker_main(channel, stack)
+
+
+# -- the worker ----------------------------------------------------------------------------------------------
+
+def worker_main(fd: int, stack_fd: int) -> None:
+    """Join the process group, then run requests until told to stop. Results go out before any teardown:
+    gloo sometimes aborts at exit, which must not look like a failure."""
+    import faulthandler
+    import gc
+    from datetime import timedelta
+
+    conn = Connection(fd)
+    faulthandler.register(signal.SIGUSR1, file=os.fdopen(stack_fd, "w"), all_threads=True)
+    try:
+        import torch.distributed as dist
+        dist.init_process_group("gloo", timeout=timedelta(seconds=float(os.environ["MINDDP_COLLECTIVE_TIMEOUT_S"])))
+        conn.send_bytes(json.dumps({"ok": True, "result": None}).encode())
+    except BaseException as error:
+        conn.send_bytes(json.dumps({"ok": False, "error": _error_report(error)}).encode())
+        os._exit(1)
+    while True:
+        try:
+            request = json.loads(conn.recv_bytes())
+        except (EOFError, OSError):
+            break
+        if request.get("fn") is None:
+            break
+        try:
+            module_name, _, function_name = request["fn"].partition(":")
+            function = getattr(importlib.import_module(module_name), function_name)
+            reply = {"ok": True, "result": encode(function(**request["kwargs"]))}
+        except BaseException as error:  # report everything, even SystemExit from a scenario
+            reply = {"ok": False, "error": _error_report(error)}
+        conn.send_bytes(json.dumps(reply).encode())
+        reply = request = None
+        gc.collect()
+    gc.collect()
+    try:
+        dist.destroy_process_group()
+    finally:
+        os._exit(0)
+
+
+def _error_report(error: BaseException) -> dict:
+    tb = error.__traceback__
+    while tb is not None and tb.tb_frame.f_code.co_filename == __file__:  # the worker loop is not the story
+        tb = tb.tb_next
+    where = "".join(traceback.format_exception(type(error), error, tb, limit=-12))
+    return {"error": type(error).__name__, "message": str(error)[:TAIL_CHARS], "where": where[-2 * TAIL_CHARS:]}
+
+
+# -- the caller's side ----------------------------------------------------------------------------------------
+
+class WorkerPool:
+    """``world_size`` gloo workers forked by ``server``, reused across scenarios until one fails.
+
+    ``paths``: folders put first on the workers' ``sys.path`` (the code under test, the harness).
+    ``setup``: handed to the server's child hook (the grader's isolation settings).
+    """
+
+    def __init__(self, server: ForkServer, world_size: int, paths: list[str] | None = None,
+                 env: dict[str, str] | None = None, setup: dict | None = None,
+                 collective_timeout_s: float = COLLECTIVE_TIMEOUT_S):
+        self.server, self.world_size = server, world_size
+        self.paths = [os.path.abspath(p) for p in (paths or [])]
+        self.env, self.setup = dict(env or {}), dict(setup or {})
+        self.collective_timeout_s = collective_timeout_s
+        self.pids: list[int] = []
+        self.conns: list[Connection] = []
+        self.logdir = tempfile.mkdtemp(prefix="minddp-pool-")
+        self.starts = 0  # how many times workers were started
+
+    def __enter__(self) -> "WorkerPool":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    def log_path(self, rank: int, kind: str) -> str:
+        return os.path.join(self.logdir, f"rank{rank}.{kind}")
+
+    def worker_env(self, rank: int, port: int) -> dict[str, str]:
+        """Everything a worker's environment holds: torchrun's variables and the pool's settings."""
+        return {**self.env, "RANK": str(rank), "WORLD_SIZE": str(self.world_size), "LOCAL_RANK": str(rank),
+                "LOCAL_WORLD_SIZE": str(self.world_size), "MASTER_ADDR": "127.0.0.1", "MASTER_PORT": str(port),
+                "MINDDP_COLLECTIVE_TIMEOUT_S": str(self.collective_timeout_s), "OMP_NUM_THREADS": "1",
+                "PYTHONUNBUFFERED": "1", "PYTHONDONTWRITEBYTECODE": "1", "TORCH_FR_BUFFER_SIZE": "2000",
+                "MINDDP_PATHS": os.pathsep.join(self.paths)}
+
+    def start(self) -> None:
+        self.close()
+        self.starts += 1
+        port = _free_port()
+        for rank in range(self.world_size):
+            ours, theirs = socket.socketpair()
+            # The caller opens every file a worker writes: a worker running as another user needs no write
+            # access anywhere, and cannot swap the file for something else.
+            with open(self.log_path(rank, "out"), "wb") as out, open(self.log_path(rank, "stack"), "wb") as stack:
+                try:
+                    self.pids.append(self.server.fork(self.worker_env(rank, port), self.setup,
+                                                      [theirs.fileno(), stack.fileno(), out.fileno()]))
+                finally:
+                    theirs.close()
+            self.conns.append(Connection(ours.detach()))
+        self._collect(START_TIMEOUT_S, "starting the workers")
+
+    def run(self, fn: str, deadline_s: float = 60.0, **kwargs: Any) -> list[Any]:
+        """Run ``fn`` ("module:function") with ``kwargs`` on every rank; return each rank's result."""
+        if not self.pids:
+            self.start()
+        message = json.dumps({"fn": fn, "kwargs": kwargs}).encode()
+        for rank, conn in enumerate(self.conns):
+            try:
+                conn.send_bytes(message)
+            except OSError:
+                self.close(graceful=False)
+                raise ScenarioError(fn, [RankFailure(rank, "exited", message="gone before the scenario started")], [])
+        return [decode(r) for r in self._collect(deadline_s, fn.split(":")[-1])]
+
+    def _collect(self, deadline_s: float, what: str) -> list[Any]:
+        """One result per rank, or ScenarioError; on a deadline, dump the stuck ranks' stacks first."""
+        deadline = time.monotonic() + deadline_s
+        results: dict[int, Any] = {}
+        failures: dict[int, RankFailure] = {}
+        while len(results) + len(failures) < self.world_size:
+            waiting = [r for r in range(self.world_size) if r not in results and r not in failures]
+            if failures:  # the others get a short grace to fail too (their collectives broke), then count as stuck
+                deadline = min(deadline, time.monotonic() + 5.0)
+            if time.monotonic() > deadline:
+                for failure in self._stuck(waiting):
+                    failures[failure.rank] = failure
+                break
+            for rank in waiting:
+                failure = self.watch(rank)
+                if failure is not None:
+                    failures[rank] = failure
+                elif self.conns[rank].poll(0.02):
+                    reply = self._reply(rank)
+                    if isinstance(reply, RankFailure):
+                        failures[rank] = reply
+                    else:
+                        results[rank] = reply
+                elif self.server.exit_code(self.pids[rank]) is not None:
+                    failures[rank] = self._exited(rank)
+        if failures:
+            self.close(graceful=False)  # a failed rank may leave collectives half done: never reuse the group
+            raise ScenarioError(what, [failures[r] for r in sorted(failures)], sorted(results), deadline_s)
+        return [results[r] for r in range(self.world_size)]
+
+    def _reply(self, rank: int) -> Any:
+        """A rank's reply, checked: ``{"ok": true, "result": ...}`` or ``{"ok": false, "error": {...}}``."""
+        try:
+            reply = json.loads(self.conns[rank].recv_bytes(MAX_REPLY_BYTES))
+        except (EOFError, OSError):
+            return self._exited(rank)
+        except ValueError:
+            return RankFailure(rank, "garbled", message="its reply was not JSON", log=self.log_tail(rank))
+        if isinstance(reply, dict) and reply.get("ok") is True and "result" in reply:
+            return reply["result"]
+        error = reply.get("error") if isinstance(reply, dict) and reply.get("ok") is False else None
+        if isinstance(error, dict) and all(isinstance(error.get(k), str) for k in ("error", "message", "where")):
+            return RankFailure(rank, "raised", error["error"][:200], error["message"][:TAIL_CHARS],
+                               error["where"][-2 * TAIL_CHARS:], log=self.log_tail(rank))
+        return RankFailure(rank, "garbled", message="its reply did not have the expected shape",
+                           log=self.log_tail(rank))
+
+    def _exited(self, rank: int) -> RankFailure:
+        deadline = time.monotonic() + 5.0  # its channel closed first; the exit code follows shortly
+        while self.server.exit_code(self.pids[rank]) is None and time.monotonic() < deadline:
+            self.server.collect(0.1)
+        return RankFailure(rank, "exited", code=self.server.exit_code(self.pids[rank]), log=self.log_tail(rank))
+
+    def _stuck(self, ranks: list[int]) -> list[RankFailure]:
+        for rank in ranks:
+            try:
+                os.kill(self.pids[rank], signal.SIGUSR1)  # faulthandler dumps every thread's stack
+            except ProcessLookupError:
+                pass
+        until = time.monotonic() + 2.0
+        while time.monotonic() < until and not all(tail_of(self.log_path(r, "stack")) for r in ranks):
+            time.sleep(0.02)  # bounded polling for the dump to appear, not synchronisation
+        return [RankFailure(r, "timeout", where=tail_of(self.log_path(r, "stack")) or "(no stack could be taken)",
+                            log=self.log_tail(r)) for r in ranks]
+
+    def log_tail(self, rank: int) -> str:
+        return tail_of(self.log_path(rank, "out"))
+
+    def watch(self, rank: int) -> RankFailure | None:
+        """Called while waiting for ``rank``: a subclass may stop it (memory, output) by returning a failure."""
+        return None
+
+    def close(self, graceful: bool = True) -> None:
+        """Stop every worker and reap it: idle workers leave on their own, the rest are killed."""
+        if graceful:
+            for conn in self.conns:
+                try:
+                    conn.send_bytes(b'{"fn": null}')
+                except OSError:
+                    pass
+            deadline = time.monotonic() + 2.0
+            while time.monotonic() < deadline and any(self.server.exit_code(p) is None for p in self.pids):
+                self.server.collect(0.05)
+        for pid in self.pids:
+            if self.server.exit_code(pid) is None:
+                try:
+                    os.killpg(pid, signal.SIGKILL)
+                except (ProcessLookupError, PermissionError):
+                    pass
+        for conn in self.conns:
+            conn.close()
+        self.pids, self.conns = [], []
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+if __name__ == "__main__":
+    serve(int(sys.argv[2]))

@@ -1,0 +1,58 @@
+#!/usr/bin/env python3
+"""Staff: the reference solution's answers to the public inputs, for students' local checks.
+
+    tools/expected.py            write solutions/grading/expected.json   (part of `make assignment`)
+    tools/expected.py --check    exit 1 if it differs from what the reference computes now (`make check-sync`)
+
+Checks whose reference is the reference solution (``ref=ANSWER``: Parts 1 and 5) cannot compute it on a
+student's machine, so the answers to their PUBLIC inputs (and to the inputs that name mistakes) ship in
+the release; hidden inputs never do, and Part 6 (written answers) has none.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+SOLUTIONS = os.path.join(REPO, "solutions")
+sys.path.insert(0, SOLUTIONS)
+
+from grading.checks import EXPECTED, Run, public_checks, reference_solution_results  # noqa: E402
+from grading.local import LocalRunner  # noqa: E402
+
+
+def compute() -> dict:
+    runner = LocalRunner(SOLUTIONS, expected={})
+    try:
+        return reference_solution_results(public_checks(), lambda run, kwargs: runner.call(run, kwargs)[0])
+    finally:
+        runner.close()
+
+
+def text_of(results: dict) -> str:
+    return json.dumps(dict(sorted(results.items())), indent=0, sort_keys=True) + "\n"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--check", action="store_true", help="compare instead of writing")
+    args = parser.parse_args(argv)
+    text = text_of(compute())
+    if args.check:
+        with open(EXPECTED, encoding="utf-8") as f:
+            if f.read() != text:
+                print(f"{os.path.relpath(EXPECTED, REPO)} is stale: run `make assignment` and commit", file=sys.stderr)
+                return 1
+        print(f"{os.path.relpath(EXPECTED, REPO)} is current")
+        return 0
+    with open(EXPECTED, "w", encoding="utf-8") as f:
+        f.write(text)
+    print(f"wrote {os.path.relpath(EXPECTED, REPO)} ({len(text):,} bytes)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
