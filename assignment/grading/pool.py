@@ -100,6 +100,20 @@ def encode(obj: Any) -> Any:
     raise TypeError(f"a scenario returned {type(obj).__name__}, which cannot be sent to the caller")
 
 
+def encode_arrays(obj: Any) -> Any:
+    """``encode`` for decoded results (numpy arrays), so a caller can store them without torch."""
+    np = sys.modules.get("numpy")
+    if np is not None and isinstance(obj, np.ndarray):
+        dtype = "float32" if obj.dtype == np.float32 else str(obj.dtype)
+        return {"__tensor__": dtype, "shape": list(obj.shape),
+                "data": base64.b64encode(np.ascontiguousarray(obj).tobytes()).decode("ascii")}
+    if isinstance(obj, dict):
+        return {str(k): encode_arrays(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [encode_arrays(v) for v in obj]
+    return obj
+
+
 def decode(obj: Any) -> Any:
     """Inverse of ``encode``, with numpy arrays for tensors (bfloat16 widened to float32, exactly), so the
     caller never needs torch."""

@@ -39,7 +39,7 @@ from grader.zygote import GradingPool  # noqa: E402
 from grading.checks import Check, Outcome, Run, deadline_s, judge, message, public_checks  # noqa: E402
 from grading.feedback import scenario_failure  # noqa: E402
 from grading.local import LaunchFailed, read_reports  # noqa: E402
-from grading.pool import ForkServer, ScenarioError, WorkerPool, tail_of  # noqa: E402
+from grading.pool import ForkServer, ScenarioError, WorkerPool, decode, encode_arrays, tail_of  # noqa: E402
 
 PART_ORDER = ("1", "2", "3", "4", "5", "6", "A", "B")
 # The earlier parts each part's checks run: a failed one is replaced by its torch stand-in (standins.py).
@@ -112,7 +112,8 @@ class Grader:
         if cache and os.path.exists(cache):
             with open(cache, encoding="utf-8") as f:
                 stored = json.load(f)
-            self.import_s, self.reference = stored["import_s"], {k: (v[0], v[1]) for k, v in stored["calls"].items()}
+            self.import_s = stored["import_s"]
+            self.reference = {k: (decode(v[0]), v[1]) for k, v in stored["calls"].items()}
         calls = {}
         for check in self.checks:
             for runs in self.runs_of(check).values():
@@ -140,7 +141,8 @@ class Grader:
                     pool.close()
                 server.stop()
         if cache:
-            write_json(cache, {"import_s": self.import_s, "calls": {k: list(v) for k, v in self.reference.items()}})
+            write_json(cache, {"import_s": self.import_s,
+                               "calls": {k: [encode_arrays(r), t] for k, (r, t) in self.reference.items()}})
 
     def reference_of(self, run: Run) -> tuple[list | None, dict[str, list], float | None]:
         calls = run.reference_calls()
@@ -340,7 +342,8 @@ def substitution_note(variant: Variant) -> str:
 def student_env() -> dict[str, str]:
     """All that student code sees of the environment (nothing of the grader's)."""
     return {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": "/tmp", "TMPDIR": "/tmp", "LANG": "C.UTF-8",
-            "USER": "student", "LOGNAME": "student", "PYTHONNOUSERSITE": "1", "PYTHONDONTWRITEBYTECODE": "1"}
+            "USER": "student", "LOGNAME": "student", "PYTHONNOUSERSITE": "1", "PYTHONDONTWRITEBYTECODE": "1",
+            "TORCH_CPP_LOG_LEVEL": "ERROR"}  # c10d's warnings (no hostname in a jail) would only be noise
 
 
 def trusted_env() -> dict[str, str]:

@@ -54,6 +54,7 @@ class Reducer:
                                             [False] * len(self.params), _NO_LIMIT, False, False, {}, _NO_LIMIT)
 
     def prepare_for_backward(self, unused=()):
+        self._reducer._check_reducer_finalized()  # "Expected to have finished reduction in the prior iteration..."
         self._reducer.prepare_for_backward([])
 
     def register_comm_hook(self, state, hook):

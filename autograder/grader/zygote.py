@@ -98,6 +98,12 @@ class GradingPool(WorkerPool):
                                f"{self.max_rss_mb:.0f} MB per process: Gradescope has 768 MB for everything)")
         return None
 
+    def _reply(self, rank: int):
+        reply = super()._reply(rank)
+        if isinstance(reply, RankFailure) and reply.kind == "raised" and "[Errno 27] File too large" in reply.message:
+            reply.kind, reply.message = "output", f"printed more than {self.max_output_mb:.0f} MB"  # RLIMIT_FSIZE
+        return reply
+
     def _exited(self, rank: int) -> RankFailure:
         failure = super()._exited(rank)
         if failure.code == -signal.SIGXFSZ:

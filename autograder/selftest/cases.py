@@ -167,6 +167,12 @@ class DistributedDataParallel(torch.nn.parallel.DistributedDataParallel):
 '''
 
 
+def _solution_text(path: str) -> str:
+    import os
+    with open(os.path.join(os.path.dirname(__file__), "..", "..", "solutions", path), encoding="utf-8") as f:
+        return f.read()
+
+
 def _isolation_check(results: dict, isolated: bool) -> list:
     """Isolated: every read failed and no secret reached an output. Not isolated: the grader says so."""
     outputs = [results.get("output", "")] + [t.get("output", "") for t in results.get("tests", [])]
@@ -217,7 +223,7 @@ CASES = [
          zero=("3", "A", "B"), says={"3": "collective"}),
     Case("os-exit", "os._exit(1) inside the autograd hook",
          edits={REDUCER: [(HOOK_BODY, "        import os\n        os._exit(1)\n" + HOOK_BODY)]},
-         zero=("3", "A", "B"), says={"3": "exited before it reported a result"}),
+         zero=("3", "A", "B"), says={"3": "before it reported a result"}),
     Case("print-flood", "prints 10 MB in every autograd hook call",
          edits={REDUCER: [(HOOK_BODY, "        print('x' * 10_000_000)\n" + HOOK_BODY)]},
          zero=("3", "A", "B"), says={"3": "printed more than"}),
@@ -227,9 +233,11 @@ CASES = [
          edits={REDUCER: [(REDUCER_IMPORTS, REDUCER_IMPORTS + READ_HIDDEN),
                           (REDUCER_INIT_BODY, "        _peek_at_hidden_files()\n" + REDUCER_INIT_BODY)]},
          zero=("3", "A", "B"), says={"3": "LEAK-ATTEMPT"}, check=_isolation_check),
-    Case("read-reference", "process_group.py reads the reference files graded beside it (later parts) into "
-         "the output", edits={PROCESS_GROUP: [(PG_IMPORTS, PG_IMPORTS + REFERENCE_PROBE)]},
-         zero=("1",), says={"1": "LEAK-ATTEMPT"}, check=_no_reference_source),
+    Case("read-reference", "a submission of stubs whose process_group.py reads every file beside it and raises "
+         "their text into the output: no reference solution is there to read",
+         start="stubs", edits={PROCESS_GROUP: _solution_text(PROCESS_GROUP).replace(PG_IMPORTS, PG_IMPORTS + REFERENCE_PROBE, 1)},
+         zero=("1", "2", "3", "4", "5", "6", "A", "B"), full=(), score=(0, 0), says={"1": "LEAK-ATTEMPT"},
+         check=_no_reference_source),
     Case("torch-ddp", "ddp.py wraps torch.nn.parallel.DistributedDataParallel",
          edits={DDP: [("\nclass DistributedDataParallel(nn.Module):", "\nclass _MyDDP(nn.Module):"),
                       (AT_END, TORCH_DDP)]},
@@ -243,3 +251,8 @@ CASES = [
 
 def case_named(name: str) -> Case:
     return next(c for c in CASES if c.name == name)
+
+
+from selftest.attacks import ATTACKS  # noqa: E402  (attacks on the grader's isolation, in their own file)
+
+CASES += ATTACKS

@@ -169,8 +169,9 @@ def grade(source: str, submission: str, folder: str, cache: str | None, timeout_
     uid = ((data or {}).get("extra_data") or {}).get("student_uid")
     left = processes_tagged(TAG, tag) + (processes_of_uid(uid) if isinstance(uid, int) else [])
     if left:
+        described = [describe_process(pid) for pid in left]
         kill_all(left)
-        problems.append(f"the grader left {len(left)} process(es) running after it exited: {left}")
+        problems.append(f"the grader left {len(left)} process(es) running after it exited: {described}")
     if returncode != 0 and not problems:
         problems.append(f"the grader exited with code {returncode}")
     with open(log_path, "rb") as f:
@@ -191,6 +192,18 @@ def processes_tagged(variable: str, value: str) -> list[int]:
         except OSError:
             continue
     return found
+
+
+def describe_process(pid: int) -> str:
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as f:
+            command = f.read().replace(b"\0", b" ").decode("utf-8", "replace")[:200]
+        with open(f"/proc/{pid}/status") as f:
+            fields = dict(line.split(":", 1) for line in f if ":" in line)
+        return (f"{pid} (uid {fields['Uid'].split()[0]}, ppid {fields['PPid'].strip()}, {fields['State'].strip()}): "
+                f"{command}")
+    except OSError:
+        return f"{pid} (gone)"
 
 
 def kill_all(pids: list[int]) -> None:

@@ -44,6 +44,7 @@ SCRATCH = ("/tmp", "/var/tmp", "/dev/shm")
 PYTHON_DIRS = tuple(sorted({p for p in sys.path if os.path.isabs(p) and os.path.exists(p)}))
 TRUE = shutil.which("true") or "/bin/true"
 PR_SET_PDEATHSIG, PR_GET_PDEATHSIG, PR_GET_DUMPABLE = 1, 2, 3
+MS_REC = 0x4000
 LIBC = ctypes.CDLL(None, use_errno=True)
 
 
@@ -213,6 +214,17 @@ def status_fields() -> dict[str, str]:
         return {k: v.strip() for k, _, v in (line.partition(":") for line in f)}
 
 
+def try_mkdir(directory: str):
+    """errno of creating a directory in directory (None if it worked: then it is removed again)."""
+    path = os.path.join(directory, f"sandbox-probe-{uuid.uuid4().hex}")
+    try:
+        os.mkdir(path)
+    except OSError as e:
+        return e.errno
+    os.rmdir(path)
+    return None
+
+
 def try_create(directory: str):
     """errno of creating a file in directory (None if it worked: then it is removed again)."""
     path = os.path.join(directory, f"sandbox-probe-{uuid.uuid4().hex}")
@@ -291,8 +303,9 @@ def test_python_threads_and_torch_threads_work(uid):
 def test_scratch_tmpfs_is_empty_writable_private_and_limited(uid):
     marker = f"sandbox-marker-{uuid.uuid4().hex}"
 
+    # No readable dirs: one that lives under the host's /tmp (a checkout there) would be recreated in it.
     def first_jail():
-        sandbox.enter(jail(uid, tmpfs_mb=2))
+        sandbox.enter(Jail(uid=uid, gid=uid, tmpfs_mb=2))
         report = {"empty": {d: os.listdir(d) for d in SCRATCH}, "written": {}, "full": {}, "options": {}}
         for d in SCRATCH:
             with open(os.path.join(d, marker), "w") as f:
@@ -313,7 +326,7 @@ def test_scratch_tmpfs_is_empty_writable_private_and_limited(uid):
         return report
 
     def second_jail():
-        sandbox.enter(jail(uid, tmpfs_mb=2))
+        sandbox.enter(Jail(uid=uid, gid=uid, tmpfs_mb=2))
         return {d: os.listdir(d) for d in SCRATCH}
 
     report = in_child(first_jail)
@@ -347,7 +360,7 @@ def test_nothing_else_is_writable(uid, outside_tmp, use_mount_setattr):
         with open("/dev/null", "w") as null:
             null.write("discarded")
         return {"create": {p: try_create(p) for p in places},
-                "mkdir": {p: errno_of(os.mkdir, os.path.join(p, "sandbox-probe-dir")) for p in places},
+                "mkdir": {p: try_mkdir(p) for p in places},
                 "append": errno_of(lambda: open(world_file, "a").close()),
                 "mounts": mounts()}
 
@@ -503,6 +516,23 @@ def test_stdlib_module_not_imported_before_the_fork(uid):
         assert in_child(body, ()) in ("ModuleNotFoundError", "PermissionError")
 
 
+def test_jail_mounts_do_not_propagate(uid):
+    """Even when every mount is shared with the jail's parent (a systemd host: / is shared), the jail's
+    tmpfs and binds stay in the jail. The parent makes its own copy of the tree shared, in a namespace of
+    its own, so the host is never touched."""
+    MS_SHARED = 1 << 20
+
+    def parent():
+        assert LIBC.unshare(0x20000) == 0, os.strerror(ctypes.get_errno())  # CLONE_NEWNS
+        assert LIBC.mount(None, b"/", None, MS_REC | MS_SHARED, None) == 0, os.strerror(ctypes.get_errno())
+        before = open("/proc/self/mountinfo").read().count(" /tmp ")
+        in_child(lambda: sandbox.enter(jail(uid, binds=((PYTHON_DIRS[0], "/tmp/jail/code"),))))
+        return {"before": before, "after": open("/proc/self/mountinfo").read().count(" /tmp ")}
+
+    report = in_child(parent)
+    assert report["after"] == report["before"], "the jail's /tmp (or a bind below it) reached its parent"
+
+
 def test_identity_and_namespaces(uid):
     host = {ns: os.readlink(f"/proc/self/ns/{ns}") for ns in ("mnt", "ipc", "net")}
 
@@ -567,7 +597,7 @@ def test_inherited_file_descriptors_keep_working(uid, tmp_path):
     assert report["reopen"] in (errno.EACCES, errno.ENOENT)  # by path it is neither visible nor writable
 
 
-def test_enter_refuses_what_it_cannot_isolate(uid, tmp_path):
+def test_enter_refuses_what_it_cannot_isolate(uid, tmp_path, outside_tmp):
     def refusal(make_jail, setup=None):
         def body():
             if setup:
@@ -581,7 +611,8 @@ def test_enter_refuses_what_it_cannot_isolate(uid, tmp_path):
 
     missing = str(tmp_path / "missing")
     assert missing in refusal(lambda: jail(uid, binds=((missing, "/tmp/x"),)))
-    assert "/nonexistent-sandbox-target" in refusal(lambda: jail(uid, binds=((str(tmp_path), "/nonexistent-sandbox-target/x"),)))
+    read_only_target = os.path.join(outside_tmp, "missing", "x")  # needs a directory on the read-only host tree
+    assert read_only_target in refusal(lambda: jail(uid, binds=((str(tmp_path), read_only_target),)))
     assert "root" in refusal(lambda: Jail(uid=0, gid=0))
     directory = str(tmp_path)
     assert "open directory" in refusal(lambda: jail(uid), lambda: os.open(directory, os.O_RDONLY))
@@ -671,9 +702,10 @@ def test_kill_uid_kills_every_process_of_the_uid(uid):
     try:
         _wait_ready([fd for _, fd in started])
         assert sorted(sandbox.kill_uid(uid)) == sorted(pids)
-        deadline = time.monotonic() + 5
-        for pid in pids:
-            status = _reap(pid, deadline)
+        for pid in list(pids):  # kill_uid returns only once they are dead: zombies, reaped at once
+            done, status = os.waitpid(pid, os.WNOHANG)
+            assert done == pid, f"{pid} still running after kill_uid returned"
+            pids.remove(pid)
             assert os.WIFSIGNALED(status) and os.WTERMSIG(status) == signal.SIGKILL
         pids = []
         assert sandbox.kill_uid(uid) == []
