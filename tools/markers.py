@@ -1,4 +1,4 @@
-"""Solution regions -> stubs, and hidden tests -> removed (the rules are in tools/README.md).
+"""Solution regions -> stubs (the rules are in tools/README.md).
 
 Every error is a ``MarkerError`` whose message starts with ``file:line:`` and says what to fix.
 """
@@ -20,9 +20,6 @@ END_RE = re.compile(r"# END SOLUTION$")
 # case anywhere in a comment, or begin/end + solution in any case.
 SOLUTION_WORD_RE = re.compile(r"SOLUTION")
 SOLUTION_PHRASE_RE = re.compile(r"#\s*(begin|end)\W*solution", re.IGNORECASE)
-HIDDEN_RE = re.compile(r"# HIDDEN$")
-HIDDEN_FILE_RE = re.compile(r"# HIDDEN FILE$")
-HIDDEN_LIKE_RE = re.compile(r"^#\s*HIDDEN\b")
 MARKER_FORMS = "'# BEGIN SOLUTION' (or '# BEGIN SOLUTION  hint: text') and '# END SOLUTION'"
 
 
@@ -32,7 +29,7 @@ class MarkerError(ValueError):
 
 @dataclass(frozen=True)
 class Marker:
-    kind: str  # "begin", "end", "hidden" (on a def/class line), "hidden_file"
+    kind: str  # "begin" or "end"
     line: int
     col: int
     hint: str | None = None
@@ -60,7 +57,7 @@ def _is_solution_like(text: str) -> bool:
 
 
 def scan_markers(source: str, filename: str) -> list[Marker]:
-    """Every solution / hidden marker in ``source``'s comments (tokenize, so strings never count)."""
+    """Every solution marker in ``source``'s comments (tokenize, so strings never count)."""
     lines = source.splitlines()
     markers = []
     try:
@@ -86,13 +83,6 @@ def _marker(text: str, line: int, col: int, alone: bool, filename: str) -> Marke
         if not alone:
             raise MarkerError(f"{where}: a solution marker must be alone on its line, not after code")
         return Marker("begin", line, col, begin.group("hint")) if begin else Marker("end", line, col)
-    if HIDDEN_LIKE_RE.match(text):
-        if HIDDEN_FILE_RE.match(text) and alone:
-            return Marker("hidden_file", line, col)
-        if HIDDEN_RE.match(text) and not alone:
-            return Marker("hidden", line, col)
-        raise MarkerError(f"{where}: unknown hidden marker {text!r}; use '# HIDDEN FILE' on its own line "
-                          "(hide the file) or '# HIDDEN' at the end of a top-level def/class line (hide it)")
     return None
 
 
@@ -168,16 +158,14 @@ def place_region(tree: ast.Module, region: Region, filename: str,
     return PlacedRegion(region, qualname, at_tail=owner.body[-1] in outermost)
 
 
-def find_regions(source: str, filename: str) -> tuple[list[PlacedRegion], list[Marker]]:
-    """(every solution region, placed and checked; the hidden markers)."""
-    markers = scan_markers(source, filename)
-    regions = pair_regions(markers, filename)
-    hidden = [m for m in markers if m.kind in ("hidden", "hidden_file")]
+def find_regions(source: str, filename: str) -> list[PlacedRegion]:
+    """Every solution region, placed and checked."""
+    regions = pair_regions(scan_markers(source, filename), filename)
     if not regions:
-        return [], hidden
+        return []
     tree = _parse(source, filename)
     parents = _parents(tree)
-    return [place_region(tree, region, filename, parents) for region in regions], hidden
+    return [place_region(tree, region, filename, parents) for region in regions]
 
 
 def _parse(source: str, filename: str) -> ast.Module:
@@ -205,10 +193,7 @@ def stub_lines(placed: PlacedRegion, part: int, section: str) -> list[str]:
 
 def make_stubs(source: str, filename: str, part: int, section: str) -> tuple[str, list[PlacedRegion]]:
     """``source`` with every solution region replaced by its stub; the regions that were replaced."""
-    placed, hidden = find_regions(source, filename)
-    if hidden:
-        raise MarkerError(f"{filename}:{hidden[0].line}: HIDDEN markers are for tests and provided files; a "
-                          "student file cannot hide code")
+    placed = find_regions(source, filename)
     if not placed:
         raise MarkerError(f"{filename}:1: listed in student_files.json but has no '# BEGIN SOLUTION' region; "
                           "mark what students write, or remove the file from the list")
@@ -234,44 +219,9 @@ def _check_stubbed(source: str, stubbed: str, filename: str) -> None:
                           "not hold a whole def")
 
 
-# -- hidden tests -----------------------------------------------------------------------------------------------
-
-def strip_hidden(source: str, filename: str) -> str | None:
-    """``source`` without its hidden defs/classes; None when the whole file is hidden.
-
-    Solution markers are refused here: only files listed in student_files.json may hold solutions.
-    """
-    markers = scan_markers(source, filename)
-    solution = [m for m in markers if m.kind in ("begin", "end")]
+def refuse_markers(source: str, filename: str) -> None:
+    """Solution markers are only for the files listed in student_files.json."""
+    solution = scan_markers(source, filename)
     if solution:
         raise MarkerError(f"{filename}:{solution[0].line}: solution marker in a file that is not in "
                           "solutions/student_files.json; add the file there or remove the markers")
-    if any(m.kind == "hidden_file" for m in markers):
-        return None
-    hidden = [m for m in markers if m.kind == "hidden"]
-    if not hidden:
-        return source
-    tree = _parse(source, filename)
-    lines = source.splitlines()
-    for marker in sorted(hidden, key=lambda m: m.line, reverse=True):
-        first, last = _hidden_span(tree, lines, marker, filename)
-        del lines[first - 1:last]
-    while lines and not lines[-1].strip():
-        lines.pop()
-    return "\n".join(lines) + "\n"
-
-
-def _hidden_span(tree: ast.Module, lines: list[str], marker: Marker, filename: str) -> tuple[int, int]:
-    """Lines to delete for a hidden top-level def/class: its comments, decorators, body, blank lines after."""
-    node = next((n for n in tree.body if isinstance(n, (*FunctionNode, ast.ClassDef)) and n.lineno == marker.line),
-                None)
-    if node is None:
-        raise MarkerError(f"{filename}:{marker.line}: '# HIDDEN' must end the line of a top-level def or class "
-                          "(the test to hide); use '# HIDDEN FILE' on its own line to hide the whole file")
-    first = min([node.lineno, *(d.lineno for d in node.decorator_list)])
-    while first > 1 and lines[first - 2].lstrip().startswith("#"):  # the comment that explains the test
-        first -= 1
-    last = node.end_lineno or node.lineno
-    while last < len(lines) and not lines[last].strip():
-        last += 1
-    return first, last

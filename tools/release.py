@@ -13,12 +13,12 @@ import zipfile
 from dataclasses import dataclass
 
 from course import CONFIG_NAME, CourseError, StudentFile, load_student_files
-from markers import MarkerError, make_stubs, strip_hidden
+from markers import MarkerError, make_stubs, refuse_markers
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 # What of solutions/ students get (folders are copied whole); bench.py and the like stay with the staff.
 RELEASED = ("minddp", "grading", "tests", "pytest.ini", "demo.py", "answers.py")
-OPTIONAL = {"demo.py", "answers.py"}  # released when present (answers.py: the written questions, Part 6)
+OPTIONAL = {"demo.py", "answers.py", "grading"}  # released when present (answers.py: the written questions, Part 6)
 TEMPLATES = {"README.md": "README.md", "Makefile": "Makefile", "course.py": "course.py", ".gitignore": "gitignore"}
 STAFF_ONLY_REQUIREMENTS = {"gradescope-utils"}  # only the Gradescope autograder imports it
 # Build products that may sit in assignment/ (students' or staff's runs) without being part of the release.
@@ -129,7 +129,7 @@ def build_release(layout: Layout) -> Release:
         for test in entry.tests:
             if test not in release.files:
                 raise ReleaseError(f"solutions/{CONFIG_NAME}: Part {entry.part} ({path}) names the test file "
-                                   f"{test}, which is not in the public release (missing, or '# HIDDEN FILE')")
+                                   f"{test}, which is not in the release")
     _add_generated_files(layout, list(entries.values()), release)
     return release
 
@@ -143,9 +143,8 @@ def _release_source(layout: Layout, relpath: str, entry: StudentFile | None, rel
             text, placed = make_stubs(raw.decode("utf-8"), label, entry.part, entry.section)
             release.regions[relpath] = placed
         elif relpath.endswith(".py"):
-            text = strip_hidden(raw.decode("utf-8"), label)
-            if text is None:  # '# HIDDEN FILE'
-                return
+            text = raw.decode("utf-8")
+            refuse_markers(text, label)
         elif relpath.endswith((".ini", ".cfg")):  # config that takes '#' comments: gets the header too
             text = raw.decode("utf-8")
         else:

@@ -34,16 +34,8 @@ TEST_BUDGET_S = 60.0  # each public test, on 2 cores
 # Tests of provided code: they cannot fail on stubs, so they must PASS there. A file, a test, or a test
 # with all its parameters ("file::test" covers "file::test[...]"). Each says what provided code it tests.
 PROVIDED_CODE_TESTS = {
-    "tests/test_workers.py": "the provided worker pool (minddp/workers.py) and its scenarios",
-    "tests/test_bucketing.py::test_bucket_size_limits_mirror_torch_arguments":
-        "bucketing.bucket_size_limits is provided (argument parsing, no solution region)",
-    "tests/test_timeline.py::test_resnet50_table_matches_torchvision": "the provided minddp/model_shapes.py",
-    "tests/test_timeline.py::test_bert_large_table_matches_architecture": "the provided minddp/model_shapes.py",
-    "tests/test_timeline.py::test_macs_tables": "the provided minddp/model_shapes.py",
-    "tests/test_timeline.py::test_meta_tensors_allocate_nothing": "the provided minddp/model_shapes.py",
-    "tests/test_timeline.py::test_backward_ready_times_rejects_a_bad_order":
-        "backward_ready_times' provided argument check runs before the stub",
-    "tests/test_timeline.py::test_constants_are_the_lectures": "the provided calibration constants of timeline.py",
+    "tests/test_provided.py": "the provided code: the worker pool, the shape tables, bucket_size_limits, the "
+                              "timeline's constants, argument checks and ascii_timeline",
 }
 
 

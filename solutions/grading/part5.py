@@ -32,7 +32,9 @@ def _no_latency(c: dict) -> dict:
 
 def _no_fraction(c: dict) -> dict:
     n, k, alpha, beta = c["args"]  # 2(K-1)/K * n' / beta = 2 n / beta  when  n' = n K / (K-1)
-    return {**c, "args": [n * k / (k - 1), k, alpha, beta]} if k > 1 else c
+    if k == 1:  # 2 n / beta alone: the cost of n' = 2 n on 2 ranks without latency
+        return {**c, "args": [2 * n, 2, 0.0, beta]}
+    return {**c, "args": [n * k / (k - 1), k, alpha, beta]}
 
 
 def _registration_order(c: dict) -> dict:

@@ -8,7 +8,7 @@ import textwrap
 import pytest
 
 from course import find_stubs
-from markers import MarkerError, make_stubs, strip_hidden
+from markers import MarkerError, make_stubs, refuse_markers
 
 FILE = "solutions/minddp/x.py"
 
@@ -193,4 +193,4 @@ def test_student_file_without_a_region_is_an_error():
 def test_solution_markers_outside_student_files_are_an_error():
     source = "def f():\n    # BEGIN SOLUTION\n    return 1\n    # END SOLUTION\n"
     with pytest.raises(MarkerError, match=r"^solutions/tests/t.py:2: solution marker in a file that is not in"):
-        strip_hidden(source, "solutions/tests/t.py")
+        refuse_markers(source, "solutions/tests/t.py")

@@ -2,4 +2,4 @@
 from selftest.cases import BUCKETING
 
 EDITS = {BUCKETING: [("group = (tensor.dtype, tensor.device)", "group = tensor.device")]}
-CAUGHT_BY = {"2.4": "dtypes mixed in one bucket"}
+CAUGHT_BY = {"2.4": "dtypes are mixed in one bucket"}

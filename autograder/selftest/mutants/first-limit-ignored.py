@@ -3,4 +3,4 @@ from selftest.cases import BUCKETING
 
 EDITS = {BUCKETING: [("limit = bucket_size_limits[min(sealed_count[group], len(bucket_size_limits) - 1)]",
                       "limit = bucket_size_limits[-1]")]}
-CAUGHT_BY = {"2.3": "first bucket's limit ignored"}
+CAUGHT_BY = {"2.3": "first bucket's limit is ignored"}
