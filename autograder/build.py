@@ -84,9 +84,9 @@ def build_zip(path: str) -> str:
 
 def reference_submission(into: str) -> str:
     """The solutions' student-edited files, laid out as `make submit` would."""
-    import json
-    with open(os.path.join(REPO, "solutions", "student_files.json"), encoding="utf-8") as f:
-        paths = [entry["path"] for entry in json.load(f)["files"]]
+    sys.path.insert(0, os.path.join(REPO, "tools", "student"))
+    from course import load_student_files  # the one reader of student_files.json
+    paths = [entry.path for entry in load_student_files(os.path.join(REPO, "solutions", "student_files.json"))]
     for path in paths:
         os.makedirs(os.path.dirname(os.path.join(into, path)) or into, exist_ok=True)
         shutil.copyfile(os.path.join(REPO, "solutions", path), os.path.join(into, path))

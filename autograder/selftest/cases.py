@@ -249,10 +249,6 @@ CASES = [
 ]
 
 
-def case_named(name: str) -> Case:
-    return next(c for c in CASES if c.name == name)
-
-
 from selftest.attacks import ATTACKS  # noqa: E402  (attacks on the grader's isolation, in their own file)
 
 CASES += ATTACKS

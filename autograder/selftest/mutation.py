@@ -38,8 +38,8 @@ from selftest.run import Outcome, SelfTest, part_of  # noqa: E402
 
 KINDS = ("mutants", "correct")
 # The subset `make test` grades (about a minute); CI and `make mutants` grade every submission.
-FAST = ("sum-not-average", "ready-order-launch", "seal-above-limit", "ring-without-latency",
-        "hooks-on-grad-accumulator")
+FAST = ("sum-not-average", "ready-order-launch", "buffer-quirk-ignored", "no-sync-ignored", "seal-above-limit",
+        "ring-without-latency", "hooks-on-grad-accumulator")
 
 
 @dataclass(frozen=True)
@@ -108,6 +108,27 @@ def verdict(sub: Submission, outcome: Outcome, baseline: dict) -> list[str]:
             problems.append(f"test {number} failed, but its message does not say {words!r}: "
                             f"{' '.join(test['output'].split())[:300]!r}")
     return problems
+
+
+def local_message(sub: Submission, folder: str, number: str) -> str | None:
+    """What `make test` says for check ``number`` on this submission's files (None: it passes): the
+    release with the submission's files copied in, run by the students' own runner."""
+    from selftest.run import REPO, student_paths
+    sys.path.insert(0, os.path.join(REPO, "solutions"))
+    from grading.checks import public_checks
+    from grading.local import CheckFailed, LocalRunner
+    root = os.path.join(folder, "release")
+    shutil.copytree(os.path.join(REPO, "assignment"), root, ignore=shutil.ignore_patterns("__pycache__"))
+    for path in student_paths():
+        shutil.copyfile(os.path.join(folder, "submission", path), os.path.join(root, path))
+    runner = LocalRunner(root)
+    try:
+        runner.check(next(c for c in public_checks() if c.number == number))
+        return None
+    except CheckFailed as failure:
+        return str(failure)
+    finally:
+        runner.close()
 
 
 def failing(outcome: Outcome) -> list[str]:

@@ -63,8 +63,9 @@ def _load_build():
 
 
 def student_paths() -> list[str]:
-    with open(os.path.join(REPO, "solutions", "student_files.json"), encoding="utf-8") as f:
-        return [entry["path"] for entry in json.load(f)["files"]]
+    sys.path.insert(0, os.path.join(REPO, "tools", "student"))
+    from course import load_student_files  # the one reader of student_files.json
+    return [entry.path for entry in load_student_files(os.path.join(REPO, "solutions", "student_files.json"))]
 
 
 # -- making a submission -----------------------------------------------------------------------------------
@@ -315,6 +316,7 @@ class Outcome:
     case: Case
     graded: Graded
     problems: list[str]
+    folder: str = ""  # where it was graded (submission/, results/, grader.log)
 
     @property
     def passed(self) -> bool:
@@ -362,7 +364,7 @@ class SelfTest:
                 self.baseline = graded.results  # the expected score of every test, and the list of tests
             if not problems:
                 problems += expectation_problems(case, graded.results, self.baseline)
-        return Outcome(case, graded, problems)
+        return Outcome(case, graded, problems, folder)
 
     def run(self, cases: list[Case], jobs: int = 1, solutions_runs: int = 1) -> tuple[list[Outcome], list[Outcome]]:
         """Grade the solutions first (the reference pass and the baseline), then ``cases`` on ``jobs`` threads.

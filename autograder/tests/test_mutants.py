@@ -38,3 +38,15 @@ def test_verdict(verdicts, name):
     assert not problems, (f"{sub.kind[:-1] if sub.kind == 'mutants' else 'correct variant'} {name!r} ({sub.about}), "
                           f"score {outcome.score}, failing {mutation.failing(outcome)}:\n  - "
                           + "\n  - ".join(problems) + f"\n\nthe grader's log ends with:\n{outcome.graded.log[-1500:]}")
+
+
+@pytest.mark.parametrize("name", [s.name for s in SELECTED if s.kind == "mutants"])
+def test_make_test_says_what_gradescope_says(verdicts, name):
+    """One oracle: for the check that catches a mutant, the students' `make test` prints exactly the message
+    Gradescope shows for the public inputs."""
+    sub, outcome, _ = verdicts[name]
+    for number in sub.caught_by:
+        entry = next(t for t in outcome.graded.results["tests"] if t["number"] == number)
+        local = mutation.local_message(sub, outcome.folder, number)
+        assert local == entry["output"], (f"check {number} on {name}:\n--- make test says:\n{local}\n"
+                                          f"--- Gradescope says:\n{entry['output']}")

@@ -3,8 +3,8 @@
 * The API the handout documents (every ``\\api{module}{signature}`` and ``\\apiname{module}{name}``) exists in
   the generated student release (assignment/) with exactly that signature, and every function a student
   must write is documented by an ``\\api``.
-* Every public test of the release is named in the handout (``\\testname{file}{test}``), and every name
-  there is a real test: nothing the public tests grade goes unmentioned.
+* Every check (grading/part*.py) is in the handout: each part's box inputs its generated table; every test of
+  provided code is named (``\\testname{file}{test}``), and every name there is a real test.
 * No number can drift: handout/generated/ equals what the reference code computes now, and the written
   answers in solutions/answers.py equal what the reference code computes from the questions' data.
 * The committed handout.pdf was built from the current sources (SHA-256 recorded by `make handout`).
@@ -119,23 +119,26 @@ def test_every_function_students_write_is_documented():
 
 # -- the public tests ----------------------------------------------------------------------------------------
 
-def public_tests() -> set[tuple[str, str]]:
-    tests = set()
-    folder = os.path.join(ASSIGNMENT, "tests")
-    for name in os.listdir(folder):
-        if name.startswith("test_") and name.endswith(".py"):
-            with open(os.path.join(folder, name), encoding="utf-8") as f:
-                tree = ast.parse(f.read())
-            tests |= {(name[:-3], node.name) for node in tree.body
-                      if isinstance(node, ast.FunctionDef) and node.name.startswith("test_")}
-    return tests
+def provided_tests() -> set[tuple[str, str]]:
+    with open(os.path.join(ASSIGNMENT, "tests", "test_provided.py"), encoding="utf-8") as f:
+        tree = ast.parse(f.read())
+    return {("test_provided", node.name) for node in tree.body
+            if isinstance(node, ast.FunctionDef) and node.name.startswith("test_")}
 
 
-def test_every_public_test_is_named_in_the_handout():
+def test_every_check_is_in_the_handout():
+    """Each part's box shows the generated table of its checks (grading/part*.py, as Gradescope runs them)."""
+    import figures
+    text = "".join(open(path, encoding="utf-8").read() for path in tex_files())
+    missing = [part for part in figures.CHECK_PARTS if f"\\input{{generated/checks-{part}.tex}}" not in text]
+    assert not missing, f"parts whose checks table the handout never shows: {missing}"
+
+
+def test_every_test_of_provided_code_is_named_in_the_handout():
     named = {(file, test) for _, file, test in macros("testname")}
-    tests = public_tests()
-    assert not tests - named, f"public tests the handout never names (\\testname): {sorted(tests - named)}"
-    assert not named - tests, f"\\testname of tests that do not exist in assignment/tests: {sorted(named - tests)}"
+    tests = provided_tests()
+    assert not tests - named, f"tests of provided code the handout never names (\\testname): {sorted(tests - named)}"
+    assert not named - tests, f"\\testname of tests that do not exist: {sorted(named - tests)}"
 
 
 # -- numbers ----------------------------------------------------------------------------------------------------
@@ -172,10 +175,10 @@ def test_question_points_are_what_the_autograder_gives():
     """Each written question's heading says its points; the hidden checks must weight it the same."""
     with open(os.path.join(HANDOUT, "questions.tex"), encoding="utf-8") as f:
         headings = re.findall(r"\\subsection\*\{Q(\d+)\..*?\(([\d.]+) points?\)\}", f.read())
-    sys.path.insert(0, os.path.join(REPO, "autograder"))
-    from grader.checks import QUESTION_POINTS
-    assert {f"q{n}": float(p) for n, p in headings} == QUESTION_POINTS
-    assert sum(QUESTION_POINTS.values()) == 10
+    from grading.part6 import QUESTIONS
+    points = {name.split("_")[0]: value for name, _, value, _ in QUESTIONS}
+    assert {f"q{n}": float(p) for n, p in headings} == points
+    assert sum(points.values()) == 10
 
 
 def test_committed_pdf_was_built_from_these_sources():
