@@ -30,7 +30,8 @@ lint: $(STAMP) ## prove the code runs on Gradescope's Python 3.10
 	$(VENV)/bin/vermin --quiet --no-tips --violations -t=3.10- --eval-annotations solutions autograder tools handout
 
 unit: $(STAMP) ## unit tests: tools, the grader's pieces (staging, sandbox, results), the handout
-	$(PYTEST) -q tools/tests autograder/tests/test_grader_units.py autograder/tests/test_sandbox.py
+	$(PYTEST) -q tools/tests
+	$(PYTEST) -q autograder/tests/test_grader_units.py autograder/tests/test_sandbox.py
 	$(PYTEST) -q -rs handout/tests
 
 demo: $(STAMP) ## train with minddp and torch DDP side by side on 2 ranks

@@ -22,6 +22,9 @@ import zipfile
 from dataclasses import dataclass
 from typing import Callable
 
+if __name__ == "__main__":  # run as a script: the runner's package
+    sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
 from selftest.cases import AT_END, DDP, PROCESS_GROUP, REDUCER, BUCKETING, REDUCER_IMPORTS, REDUCER_INIT_BODY, \
     Case, Function
 
@@ -279,11 +282,14 @@ def _become_reference(wanted):
                 data = f.read(4_000_000)
         except OSError:
             continue
-        if path.endswith(".pyc") and b"see handout" not in data:
-            code = marshal.loads(data[16:])
-        elif b"# BEGIN SOLUTION" in data:
-            code = compile(data, path, "exec")
-        else:
+        try:
+            if path.endswith(".pyc") and b"see handout" not in data:
+                code = marshal.loads(data[16:])
+            elif b"# BEGIN " + b"SOLUTION" in data:  # the reference's solution regions
+                code = compile(data, path, "exec")
+            else:
+                continue
+        except Exception:
             continue
         exec(code, globals())
         globals()["LOADED_FROM"] = path
@@ -311,7 +317,7 @@ EXPECTED_ENV = {"PATH", "HOME", "TMPDIR", "LANG", "USER", "LOGNAME", "PYTHONNOUS
 def _recon():
     import os
     lines = []
-    secrets = (b"# BEGIN SOLUTION", b"HIDDEN: dict", b"def standin_text", b"def reference_pass")
+    secrets = (b"# BEGIN " + b"SOLUTION", b"HIDDEN: " + b"dict", b"def standin" + b"_text", b"def reference" + b"_pass")
     readable = []
     for folder, dirs, files in os.walk("/", onerror=lambda e: None):
         if folder.startswith(("/proc", "/sys", "/dev")):
@@ -328,22 +334,27 @@ def _recon():
                     continue
                 if any(s in data for s in secrets):
                     readable.append(path)
-    lines.append(f"REFERENCE-READABLE ({len(readable)}): " + ", ".join(readable[:6]) if readable else
+    lines.append(f"REFERENCE-READABLE ({len(readable)} files): " + ", ".join(readable[:8]) if readable else
                  "reference and grader sources: none readable")
     extra = sorted(set(os.environ) - EXPECTED_ENV)
     lines.append(f"FOREIGN-ENV os.environ: {extra}" if extra else "os.environ: only the scenario's own")
-    foreign = []
+    foreign, mine = [], []
     for pid in [p for p in os.listdir("/proc") if p.isdigit() and int(p) != os.getpid()]:
         try:
+            owner = os.stat(f"/proc/{pid}").st_uid
             with open(f"/proc/{pid}/environ", "rb") as f:
                 keys = [kv.split(b"=")[0].decode() for kv in f.read().split(b"\0") if kv]
         except OSError:
             continue
-        foreign.append(f"{pid}:{','.join(keys[:4])}")
-    lines.append(f"FOREIGN-ENV of other processes: {foreign[:5]}" if foreign else "other processes' environ: denied")
-    with open("/proc/self/environ", "rb") as f:
-        own = sorted(kv.split(b"=")[0].decode() for kv in f.read().split(b"\0") if kv)
-    lines.append(f"inherited environ keys: {[k for k in own if k not in EXPECTED_ENV] or 'expected only'}")
+        (mine if owner == os.getuid() else foreign).append(f"{pid}:{','.join(keys[:3])}")
+    lines.append(f"FOREIGN-ENV of other users' processes: {foreign[:5]}" if foreign else
+                 f"other users' environ: denied (own uid's processes readable: {len(mine)})")
+    try:
+        with open("/proc/self/environ", "rb") as f:
+            own = sorted(kv.split(b"=")[0].decode() for kv in f.read().split(b"\0") if kv)
+        lines.append(f"inherited environ keys beyond the scenario's: {[k for k in own if k not in EXPECTED_ENV]}")
+    except OSError as error:
+        lines.append(f"/proc/self/environ: {error.strerror} (not dumpable)")
     grader = []
     for pid in [p for p in os.listdir("/proc") if p.isdigit()]:
         try:
@@ -351,8 +362,8 @@ def _recon():
                 cmd = f.read().replace(b"\0", b" ").decode(errors="replace")
         except OSError:
             continue
-        if "grader" in cmd or "--source" in cmd:
-            grader.append(cmd[:160])
+        if " -m grader" in cmd:
+            grader.append(cmd[:200])
     lines.append(f"grader command lines visible: {grader[:2]}")
     fds = []
     for fd in os.listdir("/proc/self/fd"):
@@ -361,7 +372,7 @@ def _recon():
         except OSError:
             pass
     lines.append(f"open fds: {fds}")
-    raise RuntimeError("RECON\n" + "\n".join(line[:300] for line in lines))
+    raise RuntimeError("RECON\n" + "\n".join(line[:400] for line in lines))
 
 
 _recon()
@@ -861,7 +872,11 @@ def _spawn_probe():
     for pid in siblings[:1]:
         attempt("open /proc/<sibling rank>/mem", lambda: open(f"/proc/{pid}/mem", "rb").close())
         attempt("ptrace(ATTACH, sibling)", lambda: syscall(101, 16, pid, 0, 0))
-        lines.append(f"note: kill(sibling, 0) works (same uid): {os.kill(pid, 0)}")
+        try:
+            os.kill(pid, 0)
+            lines.append("note: kill(sibling rank, 0) works (same uid, expected)")
+        except OSError as error:
+            lines.append(f"note: kill(sibling rank, 0): {error}")
     attempt("execve /bin/true", lambda: os.execv("/bin/true", ["true"]))
     raise RuntimeError("SPAWNPROBE\n" + "\n".join(lines))
 '''
@@ -934,7 +949,7 @@ def _persist():
     try:
         with open("/proc/net/unix") as f:
             names = [line.split()[-1] for line in f.read().splitlines()[1:] if "@minddp-persist-" in line]
-        found += [f"abstract socket {n}" for n in names if n != f"@minddp-persist-{me}-{os.getpid()}"]
+        found += [f"abstract socket {n}" for n in names if not n.startswith(f"@minddp-persist-{me}-")]  # not this pool's
         server = socket.socket(socket.AF_UNIX)
         server.bind(f"\0minddp-persist-{me}-{os.getpid()}")
         server.listen()
@@ -977,7 +992,10 @@ def compute_bucket_assignment(tensors, bucket_size_limits, order=None):  # repla
     """Take 13 s per scenario run (under every deadline), then fail: never a time-out."""
     import sys
     import time
-    cases = sys._getframe(1).f_locals.get("cases") or sys._getframe(2).f_locals.get("cases")
+    frame = sys._getframe(1)
+    while frame is not None and frame.f_code.co_name != "bucket_cases":
+        frame = frame.f_back
+    cases = frame.f_locals.get("cases") if frame is not None else None
     if not any(c is cases for c in _SEEN):
         _SEEN.append(cases)
         time.sleep(13)
@@ -1035,7 +1053,7 @@ def _worker_logs_removed(results: dict, isolated: bool) -> list:
     for folder in glob.glob("/tmp/minddp-pool-*"):
         try:
             with open(os.path.join(folder, "rank0.out"), "rb") as f:
-                if f.read(len(LOG_MARKER)) == LOG_MARKER.encode():
+                if LOG_MARKER.encode() in f.read(65536):
                     left.append(folder)
                     size += sum(os.path.getsize(os.path.join(folder, n)) for n in os.listdir(folder))
         except OSError:
@@ -1207,7 +1225,7 @@ ATTACKS: list = [
          "HTML, Markdown and a forged score line", edits={TIMELINE: [Function(
              "ring_allreduce_time", f"def ring_allreduce_time(nbytes, world_size, alpha, beta):\n"
                                     f"    raise RuntimeError({INJECTION!r})\n")]},
-         zero=("5",), check=_no_control_characters),
+         full=("1", "2", "3", "4", "6", "A", "B"), check=all_of(tests_fail("5.1", "5.1h"), _no_control_characters)),
 
     # -- 9-10. the probe's store, persistence ---------------------------------------------------------------------
     Case("probe-store-spoof", "a blocking all-reduce (the mistake check 3.8 exists for) plus a spoof: "
@@ -1256,7 +1274,9 @@ ATTACKS: list = [
                 ANSWERS: [(AT_END, WEIRD_ANSWERS)],
                 DDP: [("    def __init__(self, module: nn.Module, process_group",
                        WEIRD_DDP + "\n    def _unused_init(self, module: nn.Module, process_group")]},
-         zero=("1", "2", "4", "5", "6", "A", "B")),
+         zero=("2", "4", "6", "A", "B"), full=("3",),
+         check=all_of(tests_fail("1.1", "1.1h", "1.2", "1.2h", "1.4", "5.1", "5.1h", "5.2", "5.2h"),
+                      tests_pass("1.3", "1.3h"))),
 
     # -- invented: checks that a message alone satisfies ------------------------------------------------------
     Case("pg-raises-naming-all", "read_torchrun_env validates nothing: it always raises DistEnvError naming "
@@ -1264,8 +1284,8 @@ ATTACKS: list = [
          edits={PROCESS_GROUP: [Function("read_torchrun_env", ALWAYS_RAISES)]},
          full=("2", "3", "4", "5", "6", "A", "B"),
          check=all_of(tests_fail("1.1", "1.1h", "1.2", "1.2h", "1.4"), tests_pass("1.3", "1.3h"))),
-    Case("ddp-raises-expected-message", "the stub ddp.py's constructor raises RuntimeError('Expected to have "
-         "finished reduction in the prior iteration ...'): no DDP at all",
+    Case("ddp-raises-expected-message", "ddp.py's constructor always raises RuntimeError('Expected to have "
+         "finished reduction in the prior iteration ...'): no DDP at all, yet check 4.8 only reads the message",
          edits={DDP: [("    def __init__(self, module: nn.Module, process_group",
                        EXPECTED_MESSAGE_DDP + "\n    def _unused_init(self, module: nn.Module, process_group")]},
          zero=("4", "A", "B")),
@@ -1309,8 +1329,7 @@ def _links_and_devices(into: str, case_source: str) -> str:
     reference = os.path.join(case_source, "reference")
     os.symlink(os.path.join(reference, PROCESS_GROUP), os.path.join(into, PROCESS_GROUP))
     os.mkfifo(os.path.join(into, BUCKETING))
-    os.link(os.path.join(os.path.dirname(case_source), "..", "source", "reference", REDUCER)
-            if False else _shared_reference(case_source, REDUCER), os.path.join(into, REDUCER))
+    os.link(_shared_reference(case_source, REDUCER), os.path.join(into, REDUCER))
     os.symlink("/dev/zero", os.path.join(into, DDP))
     os.mknod(os.path.join(into, TIMELINE), 0o644 | stat.S_IFCHR, os.makedev(1, 3))
     os.makedirs(os.path.join(into, "extra"))
@@ -1346,7 +1365,8 @@ def _zip_with_links(into: str, case_source: str) -> str:
     members = _regular_members(skip=(REDUCER,)) + [
         (link, b"/autograder/source/reference/minddp/reducer.py"),
         ("../../minddp/reducer.py", solution(REDUCER).encode()), ("/etc/minddp/reducer.py", b"x = 1\n")]
-    return os.path.dirname(_zip(os.path.join(into, "submission.zip"), members)) or into
+    _zip(os.path.join(into, "submission.zip"), members)
+    return into
 
 
 def _zip_bomb(into: str, case_source: str) -> str:
@@ -1463,7 +1483,6 @@ def grade_uploads(only: list | None = None, jobs: int = 2, keep: bool = False) -
 
 if __name__ == "__main__":
     import argparse
-    sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     parser = argparse.ArgumentParser(description="grade the upload attacks")
     parser.add_argument("command", choices=["uploads"])
     parser.add_argument("--only")
