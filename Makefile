@@ -64,7 +64,7 @@ grade: $(STAMP) ## run the Gradescope pipeline locally on the solutions (or SUBM
 	$(PY) autograder/build.py grade $(if $(SUBMISSION),--submission "$(SUBMISSION)")
 
 selftest: $(STAMP) ## the autograder on hostile submissions and mutants (SELFTEST=all, MUTANTS=all: all of them)
-	$(PYTEST) -q autograder/tests/test_selftest.py autograder/tests/test_mutants.py
+	$(PYTEST) -q autograder/tests/test_front_doors.py autograder/tests/test_selftest.py autograder/tests/test_mutants.py
 
 mutants: $(STAMP) ## grade every mutant and correct variant (autograder/selftest/): kill and acceptance rates
 	$(PY) autograder/selftest/mutation.py
