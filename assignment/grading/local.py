@@ -88,7 +88,9 @@ class LocalRunner:
 # -- check 1.4: a real torchrun launch of tests/launch_probe.py ------------------------------------------------
 
 class LaunchFailed(RuntimeError):
-    pass
+    def __init__(self, message: str, timed_out: bool = False):
+        super().__init__(message)
+        self.timed_out = timed_out
 
 
 def launch(root: str, nproc: int, timeout_s: float = 120.0) -> list[dict]:
@@ -104,7 +106,7 @@ def launch(root: str, nproc: int, timeout_s: float = 120.0) -> list[dict]:
                 subprocess.run(command, env=env, stdout=f, stderr=subprocess.STDOUT, timeout=timeout_s)
             except subprocess.TimeoutExpired:
                 raise LaunchFailed(f"Your code did not finish in time: the torchrun launch ran over {timeout_s:.0f} s."
-                                   f"\n{tail_of(log, 3000)}") from None
+                                   f"\n{tail_of(log, 3000)}", timed_out=True) from None
         return read_reports(out, nproc, tail_of(log, 3000))
 
 

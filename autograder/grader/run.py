@@ -45,7 +45,7 @@ PART_ORDER = ("1", "2", "3", "4", "5", "6", "A", "B")
 # The earlier parts each part's checks run: a failed one is replaced by its torch stand-in (standins.py).
 DEPENDS = {"4": ("2", "3"), "5": ("2",), "A": ("2",), "B": ("2",)}
 BONUS_WORK = {"A": ("3", "4"), "B": ("3", "4")}  # the bonus is the student's own work in these parts' files
-TIMEOUTS_BEFORE_GIVING_UP = 2  # per part: code that hangs must not take Gradescope's 10 minutes
+TIMEOUTS_BEFORE_GIVING_UP = 2  # per part (the bonus parts count as one): code that hangs must not take 10 minutes
 WORKER_MAX_RSS_MB = 450  # student workers; Gradescope gives 768 MB to everything
 WORKER_MAX_OUTPUT_MB = 32
 JAIL_CODE, JAIL_HARNESS, JAIL_REPORTS = "/tmp/minddp/code", "/tmp/minddp/harness", "/tmp/minddp/reports"
@@ -203,6 +203,8 @@ class Grader:
         runs = self.runs_of(check)
         entries = []
         pools: dict[int, WorkerPool] = {}
+        group = "bonus" if check.bonus else check.part
+        timed_out_before = self.timeouts.get(group, 0)
         try:
             for kind, kind_runs in runs.items():
                 if not kind_runs:
@@ -210,11 +212,13 @@ class Grader:
                 entry = self.entry(check, kind, bool(runs["hidden"]))
                 if isinstance(variant, str):
                     entry.output = variant
-                elif self.timeouts.get(check.part, 0) >= TIMEOUTS_BEFORE_GIVING_UP:
+                elif self.timeouts.get(group, 0) > timed_out_before:
+                    entry.output = "Not run: the public inputs of this check did not finish in time (see above)."
+                elif self.timeouts.get(group, 0) >= TIMEOUTS_BEFORE_GIVING_UP:
                     entry.output = (f"Not run: {TIMEOUTS_BEFORE_GIVING_UP} earlier checks of this part did not finish "
                                     "in time (see their output), so the rest of it is not attempted.")
                 else:
-                    failure = self.first_failure(check, kind_runs, variant, pools)
+                    failure = self.first_failure(check, kind_runs, variant, pools, group)
                     note = substitution_note(variant)
                     if failure is None:
                         entry.score, entry.status, entry.output = entry.max_score, "passed", note.strip()
@@ -238,7 +242,8 @@ class Grader:
                           visibility=settings.HIDDEN_VISIBILITY if kind == "hidden" else "visible",
                           extra_credit=check.bonus)
 
-    def first_failure(self, check: Check, runs: tuple[Run, ...], variant: Variant, pools: dict) -> str | None:
+    def first_failure(self, check: Check, runs: tuple[Run, ...], variant: Variant, pools: dict,
+                      group: str) -> str | None:
         for run in runs:
             ref, mistakes, ref_s = self.reference_of(run)
             key = (variant.name, run.key())
@@ -248,11 +253,11 @@ class Grader:
                         self.student_call(variant, run, pools, deadline_s(ref_s))
                 except ScenarioError as error:
                     if error.timed_out:
-                        self.timeouts[check.part] = self.timeouts.get(check.part, 0) + 1
+                        self.timeouts[group] = self.timeouts.get(group, 0) + 1
                     return message(check, run, scenario_failure(error))
                 except LaunchFailed as error:
-                    if "did not finish in time" in str(error):
-                        self.timeouts[check.part] = self.timeouts.get(check.part, 0) + 1
+                    if error.timed_out:
+                        self.timeouts[group] = self.timeouts.get(group, 0) + 1
                     return message(check, run, str(error))
             verdict = judge(check, Outcome(run, self.cache[key], ref, mistakes))
             if verdict:
@@ -298,7 +303,7 @@ class Grader:
             while self.server.exit_code(pid) is None:
                 if time.monotonic() > until:
                     raise LaunchFailed(f"Your code did not finish in time: the torchrun launch ran over {deadline:.0f} s."
-                                       f"\n{tail_of(log, 3000)}")
+                                       f"\n{tail_of(log, 3000)}", timed_out=True)
                 self.server.collect(0.1)
         finally:
             kill_group(pid)

@@ -475,7 +475,9 @@ def _torch_ddp_class():
                 for tensor, value in zip(same, _unflatten_dense_tensors(flat, same)):
                     tensor.copy_(value)
     setattr(dist, "_broadcast" + "_coalesced", broadcast_coalesced)
-    return next(c for c in nn.Module.__subclasses__() if c.__name__ == "Distributed" + "DataParallel")
+    torch_ddp = next(c for c in nn.Module.__subclasses__() if c.__name__ == "Distributed" + "DataParallel")
+    setattr(sys.modules["torch.nn.par" + "allel.distributed"], "Distributed" + "DataParallel", torch_ddp)  # a name
+    return torch_ddp
 
 
 class DistributedDataParallel(nn.Module):  # replaces the class above
@@ -693,18 +695,31 @@ def _own_the_agent():
         for _ in range(60):
             if os.path.exists("/tmp/minddp-agent-exec"):
                 with open("/tmp/minddp-agent-exec") as f:
-                    raise RuntimeError("AGENT-EXEC: the torchrun agent ran this rank's pickle: " + f.read())
+                    return f.read()
             time.sleep(0.1)
-        return
+        return None
+    return None
+
+
+class _Evidence(DistEnv):
+    """A DistEnv whose node_rank carries the evidence into check 1.4's report (and so into its message)."""
+    evidence = ""
+
+    @property
+    def node_rank(self):
+        return "AGENT-EXEC: the torchrun agent (no seccomp) ran this rank's pickle: " + self.evidence
 '''
 
 AGENT_EXEC_INIT = r'''
 def init_process_group(backend=None, timeout=DEFAULT_TIMEOUT):
-    if os.environ.get("RANK") == "0":
-        _own_the_agent()
+    evidence = _own_the_agent() if os.environ.get("RANK") == "0" else None
     env = read_torchrun_env()
     dist.init_process_group(backend or "gloo", init_method="env://", rank=env.rank, world_size=env.world_size,
                             timeout=timeout)
+    if evidence:
+        _Evidence.evidence = evidence
+        return _Evidence(env.rank, env.world_size, env.local_rank, env.local_world_size, env.master_addr,
+                         env.master_port)
     return env
 '''
 
@@ -1173,10 +1188,13 @@ ATTACKS: list = [
     Case("tensor-shaped-value", "read_torchrun_env returns a DistEnv whose master_addr is "
          "{'__tensor__': 'object', ...}: the trusted side decodes it as a numpy array",
          edits={PROCESS_GROUP: [Function("read_torchrun_env", TENSOR_DICT)]}, zero=("1",)),
-    Case("huge-reply", "timeline.py sends a 60 MB reply of '[],[],...' (under the 256 MB cap): the trusted "
-         "side parses it into 20 million lists, then decodes them into 20 million more (measure the grader's "
-         "peak memory; Gradescope has 768 MB for everything)",
-         edits={TIMELINE: [(AT_END, HUGE_REPLY)]}, zero=("5",)),
+    Case("huge-reply", "the first reply of each process that imports timeline.py is 60 MB of '[],[],...' "
+         "(under the 256 MB cap): the trusted side parses it into 20 million lists, then decodes them into 20 "
+         "million more (the grader's peak memory: measure it; Gradescope has 768 MB for everything)",
+         edits={TIMELINE: [(AT_END, HUGE_REPLY)]}, full=("1", "2", "3", "4", "6", "A", "B"),
+         check=all_of(tests_fail("5.1", "5.2", "5.3", "5.4", "5.5", "5.6"),
+                      tests_pass("5.1h", "5.2h", "5.3h", "5.4h", "5.5h", "5.6h"),
+                      finishes_within(60, "six 60 MB replies took the trusted side minutes (and GBs) to parse"))),
     Case("partial-frame", "in check 3.4's public run rank 0 writes a frame header and 9 bytes on its channel, "
          "then sleeps 75 s: the trusted side must still stop it at the run's deadline",
          edits={REDUCER: [(REDUCER_IMPORTS, REDUCER_IMPORTS + PARTIAL_FRAME),
