@@ -8,7 +8,7 @@ PYTEST := $(PY) -m pytest -p no:cacheprovider
 
 .DEFAULT_GOAL := help
 .PHONY: help install check test lint unit demo bench grade autograder clean assignment check-sync diff validate \
-        student handout selftest mutants grade-repeat
+        student handout selftest mutants grade-repeat gradescope-sim
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-12s %s\n", $$1, $$2}'
@@ -71,6 +71,9 @@ mutants: $(STAMP) ## grade every mutant and correct variant (autograder/selftest
 
 grade-repeat: $(STAMP) ## grade the solutions N times (default 20): identical results? min/median/max time
 	$(PY) autograder/selftest/run.py repeat $(or $(N),20)
+
+gradescope-sim: $(STAMP) check-sync ## Gradescope on this machine (root): real /autograder, setup.sh, 0.5 CPU, 768 MB
+	$(PY) autograder/sim.py $(if $(SUBMISSION),--submission "$(SUBMISSION)") $(SIM_ARGS)
 
 autograder: $(STAMP) check-sync ## dist/autograder.zip for Gradescope (setup.sh, run_autograder at its root)
 	$(PY) autograder/build.py zip dist/autograder.zip

@@ -1,13 +1,50 @@
 #!/usr/bin/env bash
 # Gradescope image setup (Ubuntu 22.04, Python 3.10, run as root once when the image is built).
-# Everything is installed here; nothing is downloaded while grading.
+# Everything is installed here; nothing is downloaded while grading. It fails (and the image with it) unless
+# the installed torch is the CPU build and a process of an unprivileged uid can import it.
+#   AUTOGRADER_ROOT  where the autograder lives (default /autograder; `make gradescope-sim` picks another)
+#   TORCH_INDEX_URL  where torch comes from (default: PyTorch's CPU index, since PyPI's Linux wheel is the
+#                    multi-GB CUDA build); set it empty to use pip's configured index instead (machines that
+#                    cannot reach download.pytorch.org but have a CPU wheel there)
 set -euxo pipefail
-apt-get update
-apt-get install -y --no-install-recommends python3-venv python3-pip
-python3 -m venv /autograder/venv
-# The CPU build of torch: PyPI's default Linux wheel pulls several GB of CUDA libraries.
-/autograder/venv/bin/pip install --no-cache-dir torch==2.13.0 --index-url https://download.pytorch.org/whl/cpu
-/autograder/venv/bin/pip install --no-cache-dir -r /autograder/source/requirements.txt
-# Student code runs as this user: it cannot read the hidden checks or the reference, nor write results.
-id minddp-student >/dev/null 2>&1 || useradd --system --no-create-home --shell /usr/sbin/nologin minddp-student
-chmod -R go-rwx /autograder/source
+ROOT="${AUTOGRADER_ROOT:-/autograder}"
+TORCH_INDEX_URL="${TORCH_INDEX_URL-https://download.pytorch.org/whl/cpu}"
+if ! python3 -m venv --help >/dev/null 2>&1 || ! python3 -c "import ensurepip" >/dev/null 2>&1; then
+    apt-get update
+    apt-get install -y --no-install-recommends python3-venv python3-pip
+fi
+python3 -m venv "$ROOT/venv"
+PIP="$ROOT/venv/bin/pip"
+if [ -n "$TORCH_INDEX_URL" ]; then
+    "$PIP" install --no-cache-dir "$(grep -E '^torch==' "$ROOT/source/requirements.txt")" --index-url "$TORCH_INDEX_URL"
+fi
+"$PIP" install --no-cache-dir -r "$ROOT/source/requirements.txt"
+# Refuse an image that would zero a whole class: a CUDA build (large, and not what the reference was measured
+# with), or a torch that student processes (a uid of their own, no account) cannot import.
+"$ROOT/venv/bin/python" - <<'EOF'
+import os
+import subprocess
+import sys
+
+import torch
+
+if torch.version.cuda is not None:
+    sys.exit(f"setup.sh: torch {torch.__version__} is a CUDA build (CUDA {torch.version.cuda}); install the CPU "
+             "build (TORCH_INDEX_URL=https://download.pytorch.org/whl/cpu)")
+
+
+def as_student():
+    os.setgroups([])
+    os.setgid(1_234_567)
+    os.setuid(1_234_567)
+
+
+done = subprocess.run([sys.executable, "-c", "import torch, torch.distributed; print(torch.__version__)"],
+                      preexec_fn=as_student, capture_output=True, text=True, timeout=300, cwd="/")
+if done.returncode != 0:
+    sys.exit("setup.sh: an unprivileged process cannot import torch from this venv:\n" + done.stderr[-2000:])
+print(f"setup.sh: torch {done.stdout.strip()} (CPU build) imports as an unprivileged uid")
+EOF
+# The autograder's source (hidden inputs, reference solution) is root's alone; student workers see only the
+# harness and the skeleton, through read-only mounts the grader makes for them.
+chmod -R go-rwx "$ROOT/source"

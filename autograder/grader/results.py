@@ -84,3 +84,56 @@ def write_results(path: str, tests: list[TestResult], output: str, execution_tim
     }
     write_json_atomically(path, data)
     return data
+
+
+# -- what Gradescope accepts (its autograder specification) -------------------------------------------------
+
+VISIBILITIES = ("hidden", "after_due_date", "after_published", "visible")
+FORMATS = ("text", "html", "simple_format", "md", "ansi")
+GRADESCOPE_LIMIT = 100_000  # characters of one output
+
+
+def gradescope_problems(results: object) -> list[str]:
+    """What in ``results`` Gradescope would reject or show wrongly (empty: a valid results.json)."""
+    if not isinstance(results, dict):
+        return ["results.json is not an object"]
+    problems = []
+    types = {"score": (int, float), "execution_time": (int, float), "output": str, "output_format": str,
+             "test_output_format": str, "test_name_format": str, "visibility": str, "stdout_visibility": str,
+             "extra_data": dict, "tests": list}
+    for key, value in results.items():
+        if key not in types:
+            problems.append(f"unknown top-level key {key!r}")
+        elif not isinstance(value, types[key]) or isinstance(value, bool):
+            problems.append(f"top-level {key} is a {type(value).__name__}")
+    if not isinstance(results.get("score"), (int, float)):
+        problems.append("no numeric top-level score")
+    if not isinstance(results.get("tests"), list) or not results["tests"]:
+        return problems + ["no tests list (or an empty one)"]
+    for key in ("visibility", "stdout_visibility"):
+        if key in results and results[key] not in VISIBILITIES:
+            problems.append(f"top-level {key} {results[key]!r}")
+    for key in ("output_format", "test_output_format", "test_name_format"):
+        if key in results and results[key] not in FORMATS:
+            problems.append(f"top-level {key} {results[key]!r}")
+    if len(results.get("output", "")) >= GRADESCOPE_LIMIT:
+        problems.append(f"top-level output has {len(results['output'])} characters (limit {GRADESCOPE_LIMIT})")
+    for test in results["tests"]:
+        label = f"test {test.get('number', '?')} {str(test.get('name', '?'))[:60]!r}"
+        for key, kind in (("name", str), ("number", str), ("score", (int, float)), ("max_score", (int, float)),
+                          ("output", str)):
+            if not isinstance(test.get(key), kind) or isinstance(test.get(key), bool):
+                problems.append(f"{label}: {key} missing or of the wrong type")
+        if test.get("status") not in ("passed", "failed"):
+            problems.append(f"{label}: status {test.get('status')!r}")
+        if test.get("visibility", "visible") not in VISIBILITIES:
+            problems.append(f"{label}: visibility {test.get('visibility')!r}")
+        for key in ("output_format", "name_format"):
+            if test.get(key, "text") not in FORMATS:
+                problems.append(f"{label}: {key} {test.get(key)!r}")
+        if len(test.get("output", "")) >= GRADESCOPE_LIMIT:
+            problems.append(f"{label}: output has {len(test['output'])} characters (limit {GRADESCOPE_LIMIT})")
+    total = sum(t["score"] for t in results["tests"] if isinstance(t.get("score"), (int, float)))
+    if isinstance(results.get("score"), (int, float)) and abs(results["score"] - total) > 1e-3:
+        problems.append(f"score {results['score']} is not the sum of the tests' scores ({total})")
+    return problems

@@ -63,7 +63,11 @@ class Variant:
 class Grader:
     def __init__(self, source: str, submission: str, workdir: str, isolate: bool):
         self.source, self.workdir, self.isolate = source, workdir, isolate
-        self.harness = os.path.join(source, "harness")
+        # Student workers read the harness and the staged code through read-only mounts: copies in the work
+        # folder (root's, 0700) with modes they can read, whatever setup.sh did to the source folder.
+        self.harness = os.path.join(workdir, "harness")
+        shutil.copytree(os.path.join(source, "harness"), self.harness, ignore=shutil.ignore_patterns("__pycache__"))
+        readable_by_all(self.harness)
         self.reference_dir = os.path.join(source, "reference")
         self.skeleton = os.path.join(source, "skeleton")
         sys.path.insert(0, self.skeleton)
@@ -73,6 +77,7 @@ class Grader:
         self.checks = public_checks()
         self.upload = read_upload(submission)
         self.staged = stage(self.upload, self.skeleton, [f.path for f in self.files], workdir)
+        readable_by_all(self.staged.student_dir)
         self.broken: dict[str, str] = {}  # student file -> why it cannot be graded
         self.integrity: list[str] = []
         self.notes: list[str] = []
@@ -130,9 +135,13 @@ class Grader:
                 pools[1] = WorkerPool(server, 1, paths=[self.reference_dir, self.harness])
                 pools[1].start()
                 self.import_s = self.import_s or time.monotonic() - began
-                for key, (run, kwargs) in calls.items():
-                    pool = pools.setdefault(run.world_size, WorkerPool(server, run.world_size,
-                                                                       paths=[self.reference_dir, self.harness]))
+                for key, (run, kwargs) in sorted(calls.items(), key=lambda item: item[1][0].world_size):
+                    if run.world_size not in pools:  # one world size at a time: 768 MB hold few workers
+                        for pool in pools.values():
+                            pool.close()
+                        pools = {run.world_size: WorkerPool(server, run.world_size,
+                                                            paths=[self.reference_dir, self.harness])}
+                    pool = pools[run.world_size]
                     began = time.monotonic()
                     result = pool.run(f"grading.scenarios:{run.fn}", deadline_s=600.0, **kwargs)
                     self.reference[key] = (result, time.monotonic() - began)
@@ -156,14 +165,15 @@ class Grader:
     def student_pass(self) -> list[TestResult]:
         from grader import sandbox
         self.uid = sandbox.pick_uid() if self.isolate else None
-        env = student_env()
+        # The torchrun launch first, while no fork server holds memory; then every other check, part by part.
+        graded = {c.number: self.grade_check(c) for c in self.checks if all(r.fn == "launch" for r in c.runs)}
         self.server = ForkServer(module="grader.zygote", paths=[self.harness, os.path.dirname(HERE)],
-                                 env={**env, "PYTHONPATH": ""}, args=("--network",) if self.isolate else ())
+                                 env={**student_env(), "PYTHONPATH": ""}, args=("--network",) if self.isolate else ())
         entries: list[TestResult] = []
         try:
             for part in PART_ORDER:
                 for check in [c for c in self.checks if c.part == part]:
-                    entries += self.grade_check(check)
+                    entries += graded.get(check.number) or self.grade_check(check)
                 self.part_failed[part] = any(e.status != "passed" for e in entries if e.part == part)
         finally:
             self.server.stop()
@@ -296,20 +306,18 @@ class Grader:
                  else None, "exec": command, "fsize_mb": WORKER_MAX_OUTPUT_MB}
         log = os.path.join(folder, "torchrun.log")
         deadline = deadline_s(3 * self.import_s)  # three interpreters import torch, then meet
-        with open(log, "wb") as out_file, open(os.devnull, "wb") as devnull:
-            pid = self.server.fork(env, setup, [devnull.fileno(), devnull.fileno(), out_file.fileno()])
+        with open(log, "wb") as out_file:
+            pid = spawn_jailed(setup, env, out_file.fileno())
         try:
-            until = time.monotonic() + deadline
-            while self.server.exit_code(pid) is None:
-                if time.monotonic() > until:
-                    raise LaunchFailed(f"Your code did not finish in time: the torchrun launch ran over {deadline:.0f} s."
-                                       f"\n{tail_of(log, 3000)}", timed_out=True)
-                self.server.collect(0.1)
+            if not wait_for_exit(pid, deadline):
+                raise LaunchFailed(f"Your code did not finish in time: the torchrun launch ran over {deadline:.0f} s."
+                                   f"\n{tail_of(log, 3000)}", timed_out=True)
         finally:
             kill_group(pid)
             if self.uid is not None:
                 from grader import sandbox
                 sandbox.kill_uid(self.uid)
+            reap(pid)
         return read_reports(reports, nproc, tail_of(log, 3000))
 
     # -- the summary ---------------------------------------------------------------------------------------
@@ -367,6 +375,45 @@ def readable_by_all(path: str) -> None:
         os.chmod(root, 0o755)
         for name in files:
             os.chmod(os.path.join(root, name), 0o644)
+
+
+def spawn_jailed(setup: dict, env: dict, log_fd: int) -> int:
+    """Fork a child of this process that applies ``setup`` (the zygote's child setup: a jail, limits, then
+    exec) with ``env`` and the log on stdout and stderr. Used for the torchrun launch, which runs before
+    any fork server exists (three fresh interpreters beside a fork server would not fit in 768 MB)."""
+    from grader.zygote import child_setup
+    pid = os.fork()
+    if pid == 0:
+        try:
+            os.setsid()
+            os.dup2(log_fd, 1)
+            os.dup2(log_fd, 2)
+            devnull = os.open(os.devnull, os.O_RDONLY)
+            os.dup2(devnull, 0)
+            os.closerange(3, 1 << 16)  # nothing of the grader's: only stdin, stdout, stderr go on
+            os.environ.clear()
+            os.environ.update(env)
+            child_setup(setup)
+        finally:
+            os._exit(127)
+    return pid
+
+
+def wait_for_exit(pid: int, timeout_s: float) -> bool:
+    """Whether child ``pid`` exited within ``timeout_s`` (a pidfd: no polling, no sleeping)."""
+    import select
+    fd = os.pidfd_open(pid)
+    try:
+        return bool(select.select([fd], [], [], timeout_s)[0])
+    finally:
+        os.close(fd)
+
+
+def reap(pid: int) -> None:
+    try:
+        os.waitpid(pid, 0)
+    except ChildProcessError:
+        pass
 
 
 def kill_group(pid: int) -> None:

@@ -11,6 +11,7 @@ are in ``UPLOADS`` at the end, each with a builder; the runner does not know the
 grades them itself with the runner's machinery::
 
     .venv/bin/python autograder/selftest/attacks.py uploads [--only NAME,NAME] [--keep]
+    .venv/bin/python autograder/selftest/attacks.py permissions   # the solutions, source mode 700 as setup.sh leaves it
 """
 
 from __future__ import annotations
@@ -713,6 +714,12 @@ class _Evidence(DistEnv):
 AGENT_EXEC_INIT = r'''
 def init_process_group(backend=None, timeout=DEFAULT_TIMEOUT):
     evidence = _own_the_agent() if os.environ.get("RANK") == "0" else None
+    if evidence:
+        try:  # the agent was exec'd, so it is dumpable again: its memory is writable by this rank too
+            os.close(os.open(f"/proc/{os.getppid()}/mem", os.O_RDWR))
+            evidence += "; /proc/<agent>/mem opened read-write"
+        except OSError as error:
+            evidence += f"; /proc/<agent>/mem: {error.strerror}"
     env = read_torchrun_env()
     dist.init_process_group(backend or "gloo", init_method="env://", rank=env.rank, world_size=env.world_size,
                             timeout=timeout)
@@ -1187,13 +1194,13 @@ ATTACKS: list = [
          edits={BUCKETING: [(AT_END, DEEP_REPLY)]}, zero=("2",)),
     Case("tensor-shaped-value", "read_torchrun_env returns a DistEnv whose master_addr is "
          "{'__tensor__': 'object', ...}: the trusted side decodes it as a numpy array",
-         edits={PROCESS_GROUP: [Function("read_torchrun_env", TENSOR_DICT)]}, zero=("1",)),
+         edits={PROCESS_GROUP: [Function("read_torchrun_env", TENSOR_DICT)]}, full=("2", "3", "4", "5", "6", "A", "B"),
+         check=all_of(tests_fail("1.1", "1.1h", "1.2", "1.2h", "1.4"), tests_pass("1.3", "1.3h"))),
     Case("huge-reply", "the first reply of each process that imports timeline.py is 60 MB of '[],[],...' "
          "(under the 256 MB cap): the trusted side parses it into 20 million lists, then decodes them into 20 "
          "million more (the grader's peak memory: measure it; Gradescope has 768 MB for everything)",
          edits={TIMELINE: [(AT_END, HUGE_REPLY)]}, full=("1", "2", "3", "4", "6", "A", "B"),
          check=all_of(tests_fail("5.1", "5.2", "5.3", "5.4", "5.5", "5.6"),
-                      tests_pass("5.1h", "5.2h", "5.3h", "5.4h", "5.5h", "5.6h"),
                       finishes_within(60, "six 60 MB replies took the trusted side minutes (and GBs) to parse"))),
     Case("partial-frame", "in check 3.4's public run rank 0 writes a frame header and 9 bytes on its channel, "
          "then sleeps 75 s: the trusted side must still stop it at the run's deadline",
@@ -1344,6 +1351,7 @@ def _links_and_devices(into: str, case_source: str) -> str:
     hard link to the reference's file, ddp.py a symlink to /dev/zero, timeline.py a character device,
     a folder symlink whose minddp/ is the reference's; answers.py a regular file."""
     _write_solutions(into, skip=(PROCESS_GROUP, BUCKETING, REDUCER, DDP, TIMELINE))
+    os.makedirs(os.path.join(into, "minddp"), exist_ok=True)
     reference = os.path.join(case_source, "reference")
     os.symlink(os.path.join(reference, PROCESS_GROUP), os.path.join(into, PROCESS_GROUP))
     os.mkfifo(os.path.join(into, BUCKETING))
@@ -1394,7 +1402,9 @@ def _zip_bomb(into: str, case_source: str) -> str:
     with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as zf:
         for name, data in _regular_members(skip=(DDP,)):
             zf.writestr(name, data)
-        with zf.open(zipfile.ZipInfo(DDP), "w", force_zip64=True) as f:
+        bomb = zipfile.ZipInfo(DDP)
+        bomb.compress_type = zipfile.ZIP_DEFLATED
+        with zf.open(bomb, "w", force_zip64=True) as f:
             chunk = b"\0" * 2**24
             for _ in range(64):
                 f.write(chunk)
@@ -1499,12 +1509,41 @@ def grade_uploads(only: list | None = None, jobs: int = 2, keep: bool = False) -
     return 0 if first.passed and all(o.passed for o in outcomes) else 1
 
 
+def grade_with_gradescope_permissions(keep: bool = False) -> int:
+    """Grade the solutions with the source's permissions as Gradescope leaves them: setup.sh runs
+    `chmod -R go-rwx /autograder/source` when the image is built. Must still score full marks."""
+    import shutil
+    import subprocess
+
+    from selftest import run
+    from selftest.cases import CASES
+
+    test = run.SelfTest()
+    subprocess.run(["chmod", "-R", "go-rwx", test.source], check=True)  # as setup.sh does
+    outcome = test.grade_case(next(c for c in CASES if c.name == "solutions"), cached=False)
+    problems = list(outcome.problems)
+    results = outcome.graded.results or {}
+    if results.get("score") != 110:
+        problems.append(f"the solutions score {results.get('score')} instead of 110 once the source is mode 700 "
+                        "(setup.sh): " + "; ".join(f"{t['number']}: {t['output'][:120]!r}" for t in
+                                                   results.get("tests", []) if t.get("status") != "passed")[:1500])
+    print("gradescope-permissions:", "PASS" if not problems else "FAIL")
+    for problem in problems:
+        print("  - " + problem)
+    print(f"work folder {test.workdir}")
+    if not keep:
+        shutil.rmtree(test.workdir, ignore_errors=True)
+    return 0 if not problems else 1
+
+
 if __name__ == "__main__":
     import argparse
     parser = argparse.ArgumentParser(description="grade the upload attacks")
-    parser.add_argument("command", choices=["uploads"])
+    parser.add_argument("command", choices=["uploads", "permissions"])
     parser.add_argument("--only")
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("--keep", action="store_true")
     arguments = parser.parse_args()
+    if arguments.command == "permissions":
+        sys.exit(grade_with_gradescope_permissions(arguments.keep))
     sys.exit(grade_uploads(arguments.only.split(",") if arguments.only else None, arguments.jobs, arguments.keep))

@@ -51,7 +51,6 @@ if AUTOGRADER not in sys.path:
 from selftest.cases import AT_END, CASES, FULL_REST, Case, Function  # noqa: E402
 
 CASE_TIMEOUT_S = 1800.0  # the runner's own limit per grading: only a grader bug can reach it
-MAX_OUTPUT_CHARS = 100_000  # Gradescope cuts each output here
 TAG = "MINDDP_SELFTEST_TAG"  # set in each grading's environment: finds processes it left behind
 
 
@@ -238,28 +237,9 @@ def is_isolated(results: dict) -> bool:
 
 
 def schema_problems(results: dict) -> list[str]:
-    problems = []
-    if not isinstance(results, dict):
-        return ["results.json is not an object"]
-    if not isinstance(results.get("score"), (int, float)):
-        problems.append("no numeric top-level score")
-    if not isinstance(results.get("tests"), list) or not results.get("tests"):
-        return problems + ["no tests list (or an empty one)"]
-    if len(results.get("output", "")) >= MAX_OUTPUT_CHARS:
-        problems.append(f"top-level output has {len(results['output'])} characters (limit {MAX_OUTPUT_CHARS})")
-    for test in results["tests"]:
-        label = f"test {test.get('number', '?')} {test.get('name', '?')!r}"
-        for key, kind in (("name", str), ("score", (int, float)), ("max_score", (int, float)), ("output", str)):
-            if not isinstance(test.get(key), kind):
-                problems.append(f"{label}: {key} missing or of the wrong type")
-        if test.get("status") not in ("passed", "failed"):
-            problems.append(f"{label}: status {test.get('status')!r}")
-        if len(test.get("output", "")) >= MAX_OUTPUT_CHARS:
-            problems.append(f"{label}: output has {len(test['output'])} characters (limit {MAX_OUTPUT_CHARS})")
-    total = sum(t.get("score", 0) for t in results["tests"] if isinstance(t.get("score"), (int, float)))
-    if isinstance(results.get("score"), (int, float)) and abs(results["score"] - total) > 1e-3:  # each test's score is rounded to 4 places
-        problems.append(f"score {results['score']} is not the sum of the tests' scores ({total})")
-    return problems
+    """What Gradescope would reject (grader.results: the one implementation of its specification)."""
+    from grader.results import gradescope_problems
+    return gradescope_problems(results)
 
 
 def expectation_problems(case: Case, results: dict, baseline: dict | None) -> list[str]:
