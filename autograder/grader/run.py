@@ -35,7 +35,7 @@ from grader.results import TestResult, write_fallback, write_results  # noqa: E4
 from grader.stage import read_upload, stage  # noqa: E402
 from grader.standins import standin_text, untrapped  # noqa: E402
 from grader.static import check_file, integrity_findings  # noqa: E402
-from grader.zygote import GradingPool  # noqa: E402
+from grader.zygote import GradingPool, rss_mb  # noqa: E402
 from grading.checks import Check, Outcome, Run, deadline_s, judge, message, public_checks  # noqa: E402
 from grading.feedback import scenario_failure  # noqa: E402
 from grading.local import LaunchFailed, read_reports  # noqa: E402
@@ -46,7 +46,8 @@ PART_ORDER = ("1", "2", "3", "4", "5", "6", "A", "B")
 DEPENDS = {"4": ("2", "3"), "5": ("2",), "A": ("2",), "B": ("2",)}
 BONUS_WORK = {"A": ("3", "4"), "B": ("3", "4")}  # the bonus is the student's own work in these parts' files
 TIMEOUTS_BEFORE_GIVING_UP = 2  # per part (the bonus parts count as one): code that hangs must not take 10 minutes
-WORKER_MAX_RSS_MB = 450  # student workers; Gradescope gives 768 MB to everything
+WORKER_MAX_RSS_MB = 450  # student workers, at least; Gradescope gives 768 MB to everything
+MEMORY_FACTOR = 1.5  # ... or this times what a reference worker needed for the same run, if that is more
 WORKER_MAX_OUTPUT_MB = 32
 JAIL_CODE, JAIL_HARNESS, JAIL_REPORTS = "/tmp/minddp/code", "/tmp/minddp/harness", "/tmp/minddp/reports"
 
@@ -81,7 +82,7 @@ class Grader:
         self.broken: dict[str, str] = {}  # student file -> why it cannot be graded
         self.integrity: list[str] = []
         self.notes: list[str] = []
-        self.reference: dict[str, tuple[list, float]] = {}  # reference call key -> (result, seconds)
+        self.reference: dict[str, tuple[list, float, float]] = {}  # call key -> (result, seconds, peak MB)
         self.import_s = 0.0  # how long a trusted fork server took to import torch (the launch's deadline)
         self.cache: dict[tuple[str, str], list] = {}  # (variant, run key) -> the student's result
         self.part_failed: dict[str, bool] = {}
@@ -118,7 +119,7 @@ class Grader:
             with open(cache, encoding="utf-8") as f:
                 stored = json.load(f)
             self.import_s = stored["import_s"]
-            self.reference = {k: (decode(v[0]), v[1]) for k, v in stored["calls"].items()}
+            self.reference = {k: (decode(v[0]), v[1], v[2]) for k, v in stored["calls"].items()}
         calls = {}
         for check in self.checks:
             for runs in self.runs_of(check).values():
@@ -132,34 +133,35 @@ class Grader:
             pools: dict[int, WorkerPool] = {}
             try:
                 began = time.monotonic()
-                pools[1] = WorkerPool(server, 1, paths=[self.reference_dir, self.harness])
+                pools[1] = MeasuringPool(server, 1, paths=[self.reference_dir, self.harness])
                 pools[1].start()
                 self.import_s = self.import_s or time.monotonic() - began
                 for key, (run, kwargs) in sorted(calls.items(), key=lambda item: item[1][0].world_size):
                     if run.world_size not in pools:  # one world size at a time: 768 MB hold few workers
                         for pool in pools.values():
                             pool.close()
-                        pools = {run.world_size: WorkerPool(server, run.world_size,
-                                                            paths=[self.reference_dir, self.harness])}
+                        pools = {run.world_size: MeasuringPool(server, run.world_size,
+                                                               paths=[self.reference_dir, self.harness])}
                     pool = pools[run.world_size]
-                    began = time.monotonic()
+                    began, pool.peak_mb = time.monotonic(), 0.0
                     result = pool.run(f"grading.scenarios:{run.fn}", deadline_s=600.0, **kwargs)
-                    self.reference[key] = (result, time.monotonic() - began)
+                    self.reference[key] = (result, time.monotonic() - began, pool.peak_mb)
             finally:
                 for pool in pools.values():
                     pool.close()
                 server.stop()
         if cache:
             write_json(cache, {"import_s": self.import_s,
-                               "calls": {k: [encode_arrays(r), t] for k, (r, t) in self.reference.items()}})
+                               "calls": {k: [encode_arrays(r), t, m] for k, (r, t, m) in self.reference.items()}})
 
-    def reference_of(self, run: Run) -> tuple[list | None, dict[str, list], float | None]:
+    def reference_of(self, run: Run) -> tuple[list | None, dict[str, list], float | None, float]:
+        """(the reference's result, its results under each named mistake, seconds, peak MB of a worker)."""
         calls = run.reference_calls()
         if not calls:
-            return None, {}, None
+            return None, {}, None, 0.0
         found = {text: self.reference[Run(run.fn, kwargs, run.world_size).key()] for text, kwargs in calls.items()}
-        main_result, seconds = found.pop("")
-        return main_result, {text: r for text, (r, _) in found.items()}, seconds
+        main_result, seconds, peak_mb = found.pop("")
+        return main_result, {text: r for text, (r, _, _) in found.items()}, seconds, peak_mb
 
     # -- 6. the student pass ---------------------------------------------------------------------------------
     def student_pass(self) -> list[TestResult]:
@@ -255,12 +257,12 @@ class Grader:
     def first_failure(self, check: Check, runs: tuple[Run, ...], variant: Variant, pools: dict,
                       group: str) -> str | None:
         for run in runs:
-            ref, mistakes, ref_s = self.reference_of(run)
+            ref, mistakes, ref_s, ref_mb = self.reference_of(run)
             key = (variant.name, run.key())
             if key not in self.cache:
                 try:
                     self.cache[key] = self.launch(variant, run) if run.fn == "launch" else \
-                        self.student_call(variant, run, pools, deadline_s(ref_s))
+                        self.student_call(variant, run, pools, deadline_s(ref_s), memory_cap_mb(ref_mb))
                 except ScenarioError as error:
                     if error.timed_out:
                         self.timeouts[group] = self.timeouts.get(group, 0) + 1
@@ -278,13 +280,14 @@ class Grader:
         return {"uid": self.uid, "gid": self.uid, "binds": [[variant.folder, JAIL_CODE], [self.harness, JAIL_HARNESS]],
                 "writable": [list(w) for w in writable], "readable": python_dirs(), "seccomp": seccomp}
 
-    def student_call(self, variant: Variant, run: Run, pools: dict, deadline: float) -> list:
+    def student_call(self, variant: Variant, run: Run, pools: dict, deadline: float, cap_mb: float) -> list:
         if run.world_size not in pools:
             paths = [JAIL_CODE, JAIL_HARNESS] if self.isolate else [variant.folder, self.harness]
             setup = {"jail": self.jail(variant) if self.isolate else None, "untrapped": untrapped(variant.standins)}
             pools[run.world_size] = GradingPool(self.server, run.world_size, paths=paths, env=student_env(),
                                                 setup=setup, max_rss_mb=WORKER_MAX_RSS_MB,
                                                 max_output_mb=WORKER_MAX_OUTPUT_MB)
+        pools[run.world_size].max_rss_mb = cap_mb
         return pools[run.world_size].run(f"grading.scenarios:{run.fn}", deadline_s=deadline, **run.kwargs)
 
     def launch(self, variant: Variant, run: Run) -> list:
@@ -341,6 +344,22 @@ class Grader:
         entry.output = ("Constructs in the student's files that deserve a look (not a verdict):\n  "
                         + "\n  ".join(self.integrity)) if self.integrity else "Nothing unusual found."
         return entry
+
+
+class MeasuringPool(WorkerPool):
+    """The reference pass's pool: it notes the largest resident memory of a worker during each run."""
+
+    peak_mb = 0.0
+
+    def watch(self, rank: int):
+        self.peak_mb = max(self.peak_mb, rss_mb(self.pids[rank]))
+        return None
+
+
+def memory_cap_mb(reference_peak_mb: float) -> float:
+    """A student worker's memory cap for a run: never below what the reference itself needed (a CUDA build of
+    torch, say, needs more for everyone), so that nothing on the staff side can zero a whole class."""
+    return max(WORKER_MAX_RSS_MB, MEMORY_FACTOR * reference_peak_mb)
 
 
 def substitution_note(variant: Variant) -> str:
