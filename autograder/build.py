@@ -106,7 +106,7 @@ def unpack_like_gradescope(archive: str, target: str) -> None:
                 zf.extract(info, target)
 
 
-def grade(submission: str | None, keep: str | None = None) -> int:
+def grade(submission: str | None, keep: str | None = None, expect: float | None = None) -> int:
     """Lay out a folder like Gradescope's /autograder and run run_autograder in it."""
     root = keep or tempfile.mkdtemp(prefix="minddp-autograder-")
     build_source(os.path.join(root, "source"))
@@ -123,6 +123,13 @@ def grade(submission: str | None, keep: str | None = None) -> int:
     env = {**os.environ, "AUTOGRADER_ROOT": root, "PYTHON": sys.executable}
     code = subprocess.call(["bash", os.path.join(root, "source", "run_autograder")], env=env)
     print(f"autograder folder: {root}")
+    if expect is not None:
+        import json
+        with open(os.path.join(root, "results", "results.json"), encoding="utf-8") as f:
+            score = json.load(f).get("score")
+        if score != expect:
+            print(f"expected a score of {expect:g}, got {score}", file=sys.stderr)
+            return 1
     return code
 
 
@@ -134,11 +141,12 @@ def main(argv: list[str] | None = None) -> int:
     grade_cmd = sub.add_parser("grade")
     grade_cmd.add_argument("--submission", help="a folder or a .zip (default: the solutions)")
     grade_cmd.add_argument("--keep", help="use this folder as /autograder and keep it")
+    grade_cmd.add_argument("--expect", type=float, help="exit 1 unless the score is this")
     args = parser.parse_args(argv)
     if args.command == "zip":
         print(build_zip(args.path))
         return 0
-    return grade(args.submission, args.keep)
+    return grade(args.submission, args.keep, args.expect)
 
 
 if __name__ == "__main__":

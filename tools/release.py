@@ -20,7 +20,6 @@ REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 RELEASED = ("minddp", "grading", "tests", "pytest.ini", "demo.py", "answers.py")
 OPTIONAL = {"demo.py", "answers.py", "grading"}  # released when present (answers.py: the written questions, Part 6)
 TEMPLATES = {"README.md": "README.md", "Makefile": "Makefile", "course.py": "course.py", ".gitignore": "gitignore"}
-STAFF_ONLY_REQUIREMENTS = {"gradescope-utils"}  # only the Gradescope autograder imports it
 # Build products that may sit in assignment/ (students' or staff's runs) without being part of the release.
 IGNORED_NAMES = {"__pycache__", ".pytest_cache", ".venv", "submission.zip", "submission.zip.partial"}
 IGNORED_SUFFIXES = (".pyc",)
@@ -161,9 +160,9 @@ def _add_generated_files(layout: Layout, entries: list[StudentFile], release: Re
         config.update(json.load(f))
     release.files[CONFIG_NAME] = (json.dumps(config, indent=2, ensure_ascii=False) + "\n").encode("utf-8")
     with open(layout.requirements, encoding="utf-8") as f:
-        requirements = student_requirements(f.read())
+        requirements = f.read()
     release.files["requirements.txt"] = with_header(requirements, [
-        f"GENERATED from requirements.txt by tools/assign.py ({EDIT_HINT}), without staff-only packages."]).encode()
+        f"GENERATED from requirements.txt by tools/assign.py ({EDIT_HINT})."]).encode()
     for target, template in TEMPLATES.items():
         with open(os.path.join(layout.templates, template), encoding="utf-8") as f:
             text = f.read()
@@ -174,16 +173,6 @@ def _add_generated_files(layout: Layout, entries: list[StudentFile], release: Re
         else:
             text = with_header(text, [generated])
         release.files[target] = text.encode("utf-8")
-
-
-def student_requirements(text: str) -> str:
-    """requirements.txt without the staff-only packages (comments and pins kept as they are)."""
-    kept = []
-    for line in text.splitlines():
-        name = re.split(r"[\s<>=!~;\[#]", line.strip(), maxsplit=1)[0].lower().replace("_", "-")
-        if name not in STAFF_ONLY_REQUIREMENTS:
-            kept.append(line)
-    return "\n".join(kept) + "\n"
 
 
 def render_readme(template: str, entries: list[StudentFile], release: Release) -> str:

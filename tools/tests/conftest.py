@@ -77,7 +77,7 @@ def mini(tmp_path) -> Layout:
     config = {"files": [{"path": "minddp/part.py", "part": 2, "name": "The part", "section": "2.1",
                          "tests": ["tests/test_part.py"]}]}
     write(str(solutions / "student_files.json"), json.dumps(config))
-    write(str(root / "requirements.txt"), "torch==2.13.0\ngradescope-utils==0.5.0\npytest==9.2.0\n")
+    write(str(root / "requirements.txt"), "torch==2.13.0\npytest==9.2.0\n")
     shutil.copytree(os.path.join(TOOLS, "student"), str(root / "tools" / "student"))
     return Layout.of_repo(str(root))
 
