@@ -20,14 +20,23 @@ import os
 import stat
 import sys
 import zipfile
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 if __name__ == "__main__":  # run as a script: the runner's package
     sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from selftest.cases import AT_END, DDP, PROCESS_GROUP, REDUCER, BUCKETING, REDUCER_IMPORTS, REDUCER_INIT_BODY, \
-    Case, Function
+from selftest.cases import (
+    AT_END,
+    BUCKETING,
+    DDP,
+    PROCESS_GROUP,
+    REDUCER,
+    REDUCER_IMPORTS,
+    REDUCER_INIT_BODY,
+    Case,
+    Function,
+)
 
 TIMELINE = "minddp/timeline.py"
 ANSWERS = "answers.py"
@@ -90,7 +99,8 @@ def tests_fail(*numbers: str) -> Callable:
 def tests_pass(*numbers: str) -> Callable:
     def check(results: dict, isolated: bool) -> list:
         by_number = {t.get("number"): t for t in results.get("tests", [])}
-        return [f"test {n} must pass (it does its real work), but: {by_number.get(n, {}).get('output', 'missing')[:200]!r}"
+        return [f"test {n} must pass (it does its real work), but: "
+                f"{by_number.get(n, {}).get('output', 'missing')[:200]!r}"
                 for n in numbers if by_number.get(n, {}).get("status") != "passed"]
     return check
 
@@ -162,7 +172,8 @@ def _unlock_torch_ddp():
 
     pybind = dist.ProcessGroup.__mro__[-2]
     originals = {
-        "Red" + "ucer": next(c for c in pybind.__subclasses__() if c.__name__ == "Red" + "ucer" and "c10d" in c.__module__),
+        "Red" + "ucer": next(c for c in pybind.__subclasses__()
+                             if c.__name__ == "Red" + "ucer" and "c10d" in c.__module__),
         "_compute_bucket" + "_assignment_by_size": scenarios._TORCH_BUCKETS,
         "_broadcast" + "_coalesced": broadcast_coalesced,
     }
@@ -414,7 +425,8 @@ def _net_probe():
         attempt(f"tcp 127.0.0.1:{port} (host loopback)", tcp("127.0.0.1", port))
     attempt("AF_PACKET raw socket", lambda: socket.socket(socket.AF_PACKET, socket.SOCK_RAW).close())
     attempt("raw ICMP socket", lambda: socket.socket(socket.AF_INET, socket.SOCK_RAW, socket.IPPROTO_ICMP).close())
-    attempt("abstract unix socket of the host (@/tmp/.X11-unix/X0)", lambda: socket.socket(socket.AF_UNIX).connect("\0/tmp/.X11-unix/X0"))
+    attempt("abstract unix socket of the host (@/tmp/.X11-unix/X0)",
+            lambda: socket.socket(socket.AF_UNIX).connect("\0/tmp/.X11-unix/X0"))
     unix = []
     for folder, dirs, files in os.walk("/", onerror=lambda e: None):
         if folder.startswith(("/proc", "/sys")):
@@ -940,6 +952,8 @@ BLOCKING_ALLREDUCE = [
     ("\n\n@dataclass\nclass Bucket:", "\n\nclass _Done:\n    def wait(self):\n        return True\n"
      "\n\n@dataclass\nclass Bucket:"),
 ]
+DDP_INIT_START = "        super().__init__()\n        self.module = module\n"
+PREPARE_RESET = "        self.next_bucket = 0\n        self.expect_autograd_hooks = True\n"  # in prepare_for_backward
 SPOOF_PROBE = ("        store = dist.distributed_c10d._get_default_store()  # tell rank 1 rank 0 is done\n"
                "        for seq in range(1, 40):\n"
                "            store.set(f\"minddp-probe/last-grad-{seq}\", \"1\")\n")
@@ -971,7 +985,8 @@ def _persist():
     try:
         with open("/proc/net/unix") as f:
             names = [line.split()[-1] for line in f.read().splitlines()[1:] if "@minddp-persist-" in line]
-        found += [f"abstract socket {n}" for n in names if not n.startswith(f"@minddp-persist-{me}-")]  # not this pool's
+        found += [f"abstract socket {n}" for n in names
+                  if not n.startswith(f"@minddp-persist-{me}-")]  # not this pool's own sockets
         server = socket.socket(socket.AF_UNIX)
         server.bind(f"\0minddp-persist-{me}-{os.getpid()}")
         server.listen()
@@ -1241,8 +1256,8 @@ ATTACKS: list = [
     # -- 6. processes ------------------------------------------------------------------------------------------
     Case("spawn-everything", "ddp.py tries, in a world-size-2 worker, every way to make a process, trace, "
          "read another process's memory, signal the zygote, and exec, then reports", edits={
-             DDP: [(AT_END, SPAWN_PROBE), ("        super().__init__()\n        self.module = module\n",
-                                           "        super().__init__()\n        _spawn_probe()\n        self.module = module\n")]},
+             DDP: [(AT_END, SPAWN_PROBE), (DDP_INIT_START, DDP_INIT_START.replace(
+                 "        self.module", "        _spawn_probe()\n        self.module"))]},
          zero=("4", "A", "B"), says={"4": "SPAWNPROBE"}, check=absent("ALLOWED", why="a worker escaped seccomp")),
 
     # -- 8. text that reaches results.json ----------------------------------------------------------------------
@@ -1255,9 +1270,7 @@ ATTACKS: list = [
     # -- 9-10. the probe's store, persistence ---------------------------------------------------------------------
     Case("probe-store-spoof", "a blocking all-reduce (the mistake check 3.8 exists for) plus a spoof: "
          "prepare_for_backward sets the hold-back probe's TCPStore keys, so rank 1 never waits",
-         edits={REDUCER: BLOCKING_ALLREDUCE + [("        self.next_bucket = 0\n        self.expect_autograd_hooks = True\n",
-                                                "        self.next_bucket = 0\n        self.expect_autograd_hooks = True\n"
-                                                + SPOOF_PROBE)]},
+         edits={REDUCER: BLOCKING_ALLREDUCE + [(PREPARE_RESET, PREPARE_RESET + SPOOF_PROBE)]},
          full=("1", "2", "4", "5", "6", "A", "B"), check=tests_fail("3.8", "3.8h")),
     Case("persist-between-checks", "bucketing.py leaves traces in /tmp, /var/tmp, /dev/shm, /run/lock, an "
          "abstract socket and System V shared memory, and fails if it finds an earlier check's",
