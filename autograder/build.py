@@ -7,8 +7,8 @@ The source folder (the zip's content, /autograder/source on Gradescope):
 
     run_autograder, setup.sh, requirements.txt   entry points (zip root, as Gradescope requires)
     grader/          the trusted grading code and the hidden inputs (never readable by student code)
-    harness/         the check library students have (grading/), tests/launch_probe.py, and what check
-                     1.4's ranks need in a jail (jailed_probe.py, sandbox.py): mounted read-only for workers
+    harness/         the check library students have (grading/) and tests/launch_probe.py: what student
+                     workers run, mounted read-only for them
     reference/       the reference solution: minddp/ and answers.py (trusted workers only)
     skeleton/        the student release's code (provided files + stubs, course.py, student_files.json),
                      onto which a submission's files are copied
@@ -56,8 +56,6 @@ def build_source(out: str) -> str:
     harness = os.path.join(out, "harness")
     shutil.copytree(os.path.join(REPO, "assignment", "grading"), os.path.join(harness, "grading"), ignore=IGNORE)
     shutil.copyfile(os.path.join(REPO, "assignment", "tests", "launch_probe.py"), os.path.join(harness, "launch_probe.py"))
-    shutil.copyfile(os.path.join(HERE, "harness", "jailed_probe.py"), os.path.join(harness, "jailed_probe.py"))
-    shutil.copyfile(os.path.join(HERE, "grader", "sandbox.py"), os.path.join(harness, "sandbox.py"))
     copy_code(os.path.join(REPO, "solutions"), os.path.join(out, "reference"))
     copy_code(os.path.join(REPO, "assignment"), os.path.join(out, "skeleton"))
     for folder in ("harness", "skeleton"):  # read by student workers (through a jail's read-only mount)

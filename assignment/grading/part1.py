@@ -21,10 +21,10 @@ def env_run(envs: list[dict], label: str) -> Run:
     return Run("process_group_cases", {"envs": envs}, label=label)
 
 
-def invalid_run(cases: list[tuple[dict, str]], label: str) -> Run:
-    """Each case: an environment and the variable the error must name."""
-    return Run("process_group_cases", {"invalid": [{"env": e, "variable": v} for e, v in cases]}, ref=NONE,
-               label=label)
+def invalid_run(cases: list[tuple[dict, str]], valid: list[dict], label: str) -> Run:
+    """Each case: an environment and the variable the error must name; ``valid`` environments must not raise."""
+    return Run("process_group_cases", {"invalid": [{"env": e, "variable": v} for e, v in cases], "envs": valid},
+               ref=NONE, label=label)
 
 
 def layout_run(layouts: list[list[int]], torchrun: list[list], label: str) -> Run:
@@ -32,14 +32,18 @@ def layout_run(layouts: list[list[int]], torchrun: list[list], label: str) -> Ru
 
 
 def compare_envs(o: Outcome) -> None:
-    for environ, r, g in zip(o.run.kwargs["envs"], o.ref[0]["envs"], o.got[0]["envs"]):
+    for environ, r, g in zip(o.run.kwargs["envs"], o.ref[0]["envs"], o.got[0]["envs"], strict=True):
         if g != r:
             fail(f"read_torchrun_env({environ})\n  yours:    {outcome_text(g)}\n  expected: {outcome_text(r)}\n"
                  "(handout §1)")
 
 
 def compare_errors(o: Outcome) -> None:
-    for case, g in zip(o.run.kwargs["invalid"], o.got[0]["invalid"]):
+    for environ, g in zip(o.run.kwargs["envs"], o.got[0]["envs"], strict=True):
+        if "error" in g:
+            fail(f"read_torchrun_env({environ}) raised {g['error']}: {g['message']}; a valid environment must not "
+                 "raise (handout §1)")
+    for case, g in zip(o.run.kwargs["invalid"], o.got[0]["invalid"], strict=True):
         environ, variable = case["env"], case["variable"]
         if "error" not in g:
             fail(f"read_torchrun_env({environ}) returned {g['value']!r}; it must raise DistEnvError naming "
@@ -53,14 +57,14 @@ def compare_errors(o: Outcome) -> None:
 
 
 def compare_layouts(o: Outcome) -> None:
-    for (rank, lws), r, g in zip(o.run.kwargs["layouts"], o.ref[0]["layouts"], o.got[0]["layouts"]):
+    for (rank, lws), r, g in zip(o.run.kwargs["layouts"], o.ref[0]["layouts"], o.got[0]["layouts"], strict=True):
         if g != r:
             swapped = "value" in g and "value" in r and g["value"][0] == r["value"][0][::-1]
             fail(f"rank {rank} with {lws} processes per node: node_and_local_rank, global_rank gave "
                  f"{outcome_text(g)}; expected {outcome_text(r)} (handout §1)"
                  + ("\nYour node index and local rank are swapped: node_and_local_rank returns (node, local rank), "
                     "ranks laid out node by node." if swapped else ""))
-    for args, r, g in zip(o.run.kwargs["torchrun"], o.ref[0]["torchrun"], o.got[0]["torchrun"]):
+    for args, r, g in zip(o.run.kwargs["torchrun"], o.ref[0]["torchrun"], o.got[0]["torchrun"], strict=True):
         if g != r:
             fail(f"torchrun_env{tuple(args)}\n  yours:    {outcome_text(g)}\n  expected: {outcome_text(r)}\n"
                  "(handout §1: all six variables, values as strings)")
@@ -68,10 +72,14 @@ def compare_layouts(o: Outcome) -> None:
 
 def compare_launch(o: Outcome) -> None:
     nproc = o.run.kwargs["nproc"]
+    values = o.kwargs.get("values") or [rank + 1 for rank in range(nproc)]
+    if len(o.got) != nproc:
+        fail(f"{len(o.got)} ranks reported, not {nproc}")
     for rank, report in enumerate(o.got):
-        # What nproc processes on one node must see: their place in the job, and a working all-reduce.
+        # What nproc processes on one node must see: their place in the job, and a working all-reduce (of
+        # numbers each rank only learns when it starts, on Gradescope).
         expected = {"rank": rank, "world_size": nproc, "local_rank": rank, "node_rank": 0,
-                    "sum": float(nproc * (nproc + 1) // 2), "dist_rank": rank}
+                    "sum": float(sum(values)), "dist_rank": rank}
         if report != expected:
             fail(f"under `torchrun --standalone --nproc_per_node={nproc}`, rank {rank}'s script reported\n  {report}\n"
                  f"expected\n  {expected}\n(handout §1; the script is tests/launch_probe.py)")
@@ -90,7 +98,8 @@ CHECKS = [
                         "valid environments (one node of 4, a single process, the lecture's 3 nodes x 4 GPUs)"),),
           compare=compare_envs),
     Check("1.2", "invalid environments raise DistEnvError naming the variable to fix", weight=3, section="1",
-          runs=(invalid_run(MISSING + INVALID, "each variable missing, then invalid values"),),
+          runs=(invalid_run(MISSING + INVALID, [GOOD, env(0, 1, 0, 1, "127.0.0.1", 65535)],
+                            "each variable missing, then invalid values (and two valid environments)"),),
           compare=compare_errors),
     Check("1.3", "rank layout, and the environment torchrun gives each rank", weight=2, section="1",
           runs=(layout_run([[7, 4]] + [[r, lws] for lws in (1, 2, 4, 8) for r in range(4 * lws)],
@@ -98,7 +107,8 @@ CHECKS = [
                            "the lecture's exercise 1 (rank 7, 4 per node), 4 nodes of 1, 2, 4, 8"),),
           compare=compare_layouts),
     Check("1.4", "init_process_group joins a job started by a real torchrun", weight=2, section="1",
-          runs=(Run("launch", {"nproc": 2}, ref=NONE, label="torchrun --standalone --nproc_per_node=2"),),
+          runs=(Run("launch", {"nproc": 2}, ref=NONE, label="torchrun --standalone --nproc_per_node=2",
+                    feed=("values",)),),
           compare=compare_launch, public_share=1.0,
           hint="a training script calls init_process_group() with no arguments under torchrun: read the torchrun "
                "environment, initialise the default process group (gloo without CUDA), return the DistEnv; "

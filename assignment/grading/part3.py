@@ -16,7 +16,7 @@ MLP = "6 x Linear(512, 512)"
 
 def bucket_records(o: Outcome, section: str = "3") -> None:
     """From iteration 2 on, the (bucket index, parameters) a recording comm hook saw, in launch order."""
-    for rank, (r, g) in enumerate(zip(o.ref, o.got)):
+    for rank, (r, g) in enumerate(zip(o.ref, o.got, strict=True)):
         for step in range(1, len(r["steps"])):
             mine, theirs = g["steps"][step]["buckets"], r["steps"][step]["buckets"]
             if mine != theirs:
@@ -38,6 +38,10 @@ def one_allreduce_per_bucket(o: Outcome) -> None:
 
 
 def overlap(o: Outcome) -> None:
+    values = [g["steps"][1]["hold_value"] for g in o.got]
+    if not o.got[1]["steps"][1]["backward_blocked"] and (not values[0] or values[0] != values[1]):
+        fail("rank 1 went on without the signal rank 0's last gradient sends (the probe's own value): the "
+             "overlap probe was interfered with (handout §3, §8).")
     if o.got[1]["steps"][1]["backward_blocked"]:
         fail("your all-reduce blocks backward: while rank 1 held back its first all-reduce, rank 0 could not "
              "compute its remaining gradients, so rank 0 was waiting for communication inside backward. Launch "

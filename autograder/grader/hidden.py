@@ -78,7 +78,7 @@ def _buckets(cases: list[dict], label: str) -> Run:
 MLP = "6 x Linear(512, 512)"
 HIDDEN: dict[str, tuple[Run, ...]] = {
     "1.1": (env_run(VALID, "other valid environments"),),
-    "1.2": (invalid_run(INVALID, "other invalid environments"),),
+    "1.2": (invalid_run(INVALID, VALID, "other invalid environments (and valid ones)"),),
     "1.3": (layout_run(LAYOUTS, TORCHRUN, "other layouts and torchrun environments"),),
     "2.1": (_buckets(BASIC, "other small cases"),),
     "2.2": (_buckets(SEALING, "other tensors that reach the limit exactly"),),

@@ -42,9 +42,11 @@ class TestResult:
 
 
 def plain(text: str) -> str:
-    """Text without control characters (terminal escapes, NULs) but newlines and tabs: student code writes
-    much of it, and every output is declared plain text ("output_format": "text"), never HTML or Markdown."""
-    return "".join(c for c in text if c in "\n\t" or (ord(c) >= 32 and ord(c) != 127))
+    """Text without control or format characters (terminal escapes, NULs, bidi overrides, zero-width marks)
+    but newlines and tabs: student code writes much of it, and every output is declared plain text
+    ("output_format": "text"), never HTML or Markdown."""
+    import unicodedata
+    return "".join(c for c in text if c in "\n\t" or unicodedata.category(c) not in ("Cc", "Cf", "Cs", "Co", "Cn"))
 
 
 def clip(text: str, limit: int) -> str:

@@ -35,10 +35,10 @@ from grader.results import TestResult, write_fallback, write_results  # noqa: E4
 from grader.stage import read_upload, stage  # noqa: E402
 from grader.standins import standin_text, untrapped  # noqa: E402
 from grader.static import check_file, integrity_findings  # noqa: E402
-from grader.zygote import GradingPool, rss_mb  # noqa: E402
-from grading.checks import Check, Outcome, Run, deadline_s, judge, message, public_checks  # noqa: E402
+from grader.zygote import GradingPool, LaunchPool, rss_mb  # noqa: E402
+from grading.checks import Check, Outcome, Run, candidate_kwargs, deadline_s, judge, message, public_checks  # noqa: E402
 from grading.feedback import scenario_failure  # noqa: E402
-from grading.local import LaunchFailed, read_reports  # noqa: E402
+from grading.local import LaunchFailed  # noqa: E402
 from grading.pool import ForkServer, ScenarioError, WorkerPool, decode, encode_arrays, tail_of  # noqa: E402
 
 PART_ORDER = ("1", "2", "3", "4", "5", "6", "A", "B")
@@ -46,10 +46,13 @@ PART_ORDER = ("1", "2", "3", "4", "5", "6", "A", "B")
 DEPENDS = {"4": ("2", "3"), "5": ("2",), "A": ("2",), "B": ("2",)}
 BONUS_WORK = {"A": ("3", "4"), "B": ("3", "4")}  # the bonus is the student's own work in these parts' files
 TIMEOUTS_BEFORE_GIVING_UP = 2  # per part (the bonus parts count as one): code that hangs must not take 10 minutes
+PART_BUDGET_FLOOR_S, PART_BUDGET_FACTOR = 60.0, 10.0  # ... nor code that is merely slow: a part's time budget
 WORKER_MAX_RSS_MB = 450  # student workers, at least; Gradescope gives 768 MB to everything
 MEMORY_FACTOR = 1.5  # ... or this times what a reference worker needed for the same run, if that is more
 WORKER_MAX_OUTPUT_MB = 32
-JAIL_CODE, JAIL_HARNESS, JAIL_REPORTS = "/tmp/minddp/code", "/tmp/minddp/harness", "/tmp/minddp/reports"
+JAIL_CODE, JAIL_HARNESS = "/tmp/minddp/code", "/tmp/minddp/harness"
+with open(os.path.join(HERE, "torchrun_env.json"), encoding="utf-8") as _f:
+    TORCHRUN_ENVS = json.load(_f)  # what torchrun gives each rank (grader/torchrun_env.py captured it)
 
 
 @dataclass
@@ -83,10 +86,12 @@ class Grader:
         self.integrity: list[str] = []
         self.notes: list[str] = []
         self.reference: dict[str, tuple[list, float, float]] = {}  # call key -> (result, seconds, peak MB)
-        self.import_s = 0.0  # how long a trusted fork server took to import torch (the launch's deadline)
+        self.import_s = 0.0  # how long a trusted fork server took to import torch
+        self.pool_start_s = 0.0  # how long 2 trusted workers took to start (the launch's deadline)
         self.cache: dict[tuple[str, str], list] = {}  # (variant, run key) -> the student's result
         self.part_failed: dict[str, bool] = {}
         self.timeouts: dict[str, int] = {}
+        self.spent: dict[str, float] = {}  # seconds each part's checks took so far
         self.variants: dict[str, Variant] = {}
         self.uid = None
         self.server: ForkServer | None = None
@@ -118,7 +123,7 @@ class Grader:
         if cache and os.path.exists(cache):
             with open(cache, encoding="utf-8") as f:
                 stored = json.load(f)
-            self.import_s = stored["import_s"]
+            self.import_s, self.pool_start_s = stored["import_s"], stored["pool_start_s"]
             self.reference = {k: (decode(v[0]), v[1], v[2]) for k, v in stored["calls"].items()}
         calls = {}
         for check in self.checks:
@@ -136,6 +141,10 @@ class Grader:
                 pools[1] = MeasuringPool(server, 1, paths=[self.reference_dir, self.harness])
                 pools[1].start()
                 self.import_s = self.import_s or time.monotonic() - began
+                began = time.monotonic()
+                with MeasuringPool(server, 2, paths=[self.reference_dir, self.harness]) as probe:
+                    probe.start()  # how long starting 2 workers takes here (check 1.4 starts 2 ranks)
+                    self.pool_start_s = self.pool_start_s or time.monotonic() - began
                 for key, (run, kwargs) in sorted(calls.items(), key=lambda item: item[1][0].world_size):
                     if run.world_size not in pools:  # one world size at a time: 768 MB hold few workers
                         for pool in pools.values():
@@ -151,7 +160,7 @@ class Grader:
                     pool.close()
                 server.stop()
         if cache:
-            write_json(cache, {"import_s": self.import_s,
+            write_json(cache, {"import_s": self.import_s, "pool_start_s": self.pool_start_s,
                                "calls": {k: [encode_arrays(r), t, m] for k, (r, t, m) in self.reference.items()}})
 
     def reference_of(self, run: Run) -> tuple[list | None, dict[str, list], float | None, float]:
@@ -167,15 +176,13 @@ class Grader:
     def student_pass(self) -> list[TestResult]:
         from grader import sandbox
         self.uid = sandbox.pick_uid() if self.isolate else None
-        # The torchrun launch first, while no fork server holds memory; then every other check, part by part.
-        graded = {c.number: self.grade_check(c) for c in self.checks if all(r.fn == "launch" for r in c.runs)}
         self.server = ForkServer(module="grader.zygote", paths=[self.harness, os.path.dirname(HERE)],
                                  env={**student_env(), "PYTHONPATH": ""}, args=("--network",) if self.isolate else ())
         entries: list[TestResult] = []
         try:
             for part in PART_ORDER:
                 for check in [c for c in self.checks if c.part == part]:
-                    entries += graded.get(check.number) or self.grade_check(check)
+                    entries += self.grade_check(check)
                 self.part_failed[part] = any(e.status != "passed" for e in entries if e.part == part)
         finally:
             self.server.stop()
@@ -229,8 +236,14 @@ class Grader:
                 elif self.timeouts.get(group, 0) >= TIMEOUTS_BEFORE_GIVING_UP:
                     entry.output = (f"Not run: {TIMEOUTS_BEFORE_GIVING_UP} earlier checks of this part did not finish "
                                     "in time (see their output), so the rest of it is not attempted.")
+                elif self.spent.get(group, 0.0) > self.budget(group):
+                    entry.output = (f"Not run: the earlier checks of this part used up its time ({self.budget(group):.0f} "
+                                    f"s: {PART_BUDGET_FLOOR_S:.0f} s plus {PART_BUDGET_FACTOR:g} times what the "
+                                    "reference took for all of the part's runs), so the rest of it is not attempted.")
                 else:
+                    began = time.monotonic()
                     failure = self.first_failure(check, kind_runs, variant, pools, group)
+                    self.spent[group] = self.spent.get(group, 0.0) + time.monotonic() - began
                     note = substitution_note(variant)
                     if failure is None:
                         entry.score, entry.status, entry.output = entry.max_score, "passed", note.strip()
@@ -244,6 +257,17 @@ class Grader:
                 from grader import sandbox
                 sandbox.kill_uid(self.uid)  # nothing of a check outlives it
         return entries
+
+    def budget(self, group: str) -> float:
+        """How long a part's checks may take in all: from the reference's time for every run of the part."""
+        total = 0.0
+        for check in self.checks:
+            if ("bonus" if check.bonus else check.part) != group:
+                continue
+            for runs in self.runs_of(check).values():
+                for run in runs:
+                    total += 2 * self.pool_start_s if run.fn == "launch" else (self.reference_of(run)[2] or 0.0)
+        return PART_BUDGET_FLOOR_S + PART_BUDGET_FACTOR * total
 
     def entry(self, check: Check, kind: str, has_hidden: bool) -> TestResult:
         share = check.public_share if has_hidden else 1.0
@@ -261,8 +285,10 @@ class Grader:
             key = (variant.name, run.key())
             if key not in self.cache:
                 try:
-                    self.cache[key] = self.launch(variant, run) if run.fn == "launch" else \
-                        self.student_call(variant, run, pools, deadline_s(ref_s), memory_cap_mb(ref_mb))
+                    kwargs = candidate_kwargs(run, ref, ref_s)
+                    self.cache[key] = (kwargs, self.launch(variant, run, kwargs) if run.fn == "launch" else
+                                       self.student_call(variant, run, kwargs, pools, deadline_s(ref_s),
+                                                         memory_cap_mb(ref_mb)))
                 except ScenarioError as error:
                     if error.timed_out:
                         self.timeouts[group] = self.timeouts.get(group, 0) + 1
@@ -271,7 +297,11 @@ class Grader:
                     if error.timed_out:
                         self.timeouts[group] = self.timeouts.get(group, 0) + 1
                     return message(check, run, str(error))
-            verdict = judge(check, Outcome(run, self.cache[key], ref, mistakes))
+                except Exception as error:  # whatever student code made happen is its failure, not the grader's
+                    return message(check, run, f"Your code could not be run to the end ({type(error).__name__}: "
+                                               f"{str(error)[:300]}).")
+            kwargs, got = self.cache[key]
+            verdict = judge(check, Outcome(run, got, ref, mistakes, kwargs))
             if verdict:
                 return verdict
         return None
@@ -280,7 +310,8 @@ class Grader:
         return {"uid": self.uid, "gid": self.uid, "binds": [[variant.folder, JAIL_CODE], [self.harness, JAIL_HARNESS]],
                 "writable": [list(w) for w in writable], "readable": python_dirs(), "seccomp": seccomp}
 
-    def student_call(self, variant: Variant, run: Run, pools: dict, deadline: float, cap_mb: float) -> list:
+    def student_call(self, variant: Variant, run: Run, kwargs: dict, pools: dict, deadline: float,
+                     cap_mb: float) -> list:
         if run.world_size not in pools:
             paths = [JAIL_CODE, JAIL_HARNESS] if self.isolate else [variant.folder, self.harness]
             setup = {"jail": self.jail(variant) if self.isolate else None, "untrapped": untrapped(variant.standins)}
@@ -288,40 +319,23 @@ class Grader:
                                                 setup=setup, max_rss_mb=WORKER_MAX_RSS_MB,
                                                 max_output_mb=WORKER_MAX_OUTPUT_MB)
         pools[run.world_size].max_rss_mb = cap_mb
-        return pools[run.world_size].run(f"grading.scenarios:{run.fn}", deadline_s=deadline, **run.kwargs)
+        return pools[run.world_size].run(f"grading.scenarios:{run.fn}", deadline_s=deadline, **kwargs)
 
-    def launch(self, variant: Variant, run: Run) -> list:
-        """Check 1.4: a real ``torchrun --standalone`` of the harness's probe on the student's code, jailed like
-        a worker (its ranks forbid themselves new processes before they import student code)."""
+    def launch(self, variant: Variant, run: Run, kwargs: dict) -> list:
+        """Check 1.4: tests/launch_probe.py's probe in ranks started with exactly the environment torchrun
+        gives (``torchrun_env.json``), jailed like every worker; the student's init_process_group makes the
+        process group. (torchrun's own agent would be a process of the student's uid free to run programs.)"""
         nproc = run.kwargs["nproc"]
-        folder = tempfile.mkdtemp(prefix="launch-", dir=self.workdir)
-        reports = os.path.join(folder, "reports")
-        os.mkdir(reports)
-        if self.uid is not None:
-            os.chown(reports, self.uid, self.uid)
-        probe, out = (JAIL_HARNESS, JAIL_REPORTS) if self.isolate else (self.harness, reports)
-        command = [sys.executable, "-m", "torch.distributed.run", "--standalone", f"--nproc_per_node={nproc}",
-                   os.path.join(probe, "jailed_probe.py"), out]
         paths = [JAIL_CODE, JAIL_HARNESS] if self.isolate else [variant.folder, self.harness]
-        env = {**student_env(), "PYTHONPATH": os.pathsep.join(paths), "OMP_NUM_THREADS": "1",
-               "MINDDP_JAILED": "1" if self.isolate else ""}
-        setup = {"jail": self.jail(variant, seccomp=False, writable=((reports, JAIL_REPORTS),)) if self.isolate
-                 else None, "exec": command, "fsize_mb": WORKER_MAX_OUTPUT_MB}
-        log = os.path.join(folder, "torchrun.log")
-        deadline = deadline_s(3 * self.import_s)  # three interpreters import torch, then meet
-        with open(log, "wb") as out_file:
-            pid = spawn_jailed(setup, env, out_file.fileno())
+        pool = GradingLaunchPool(self.server, nproc, paths=paths, env=student_env(),
+                                 setup={"jail": self.jail(variant) if self.isolate else None, "launch": True,
+                                        "untrapped": untrapped(variant.standins)},
+                                 max_rss_mb=WORKER_MAX_RSS_MB, max_output_mb=WORKER_MAX_OUTPUT_MB)
+        pool.torchrun_envs, pool.values = TORCHRUN_ENVS[str(nproc)], kwargs["values"]
         try:
-            if not wait_for_exit(pid, deadline):
-                raise LaunchFailed(f"Your code did not finish in time: the torchrun launch ran over {deadline:.0f} s."
-                                   f"\n{tail_of(log, 3000)}", timed_out=True)
+            return pool.run_launch(deadline_s(2 * self.pool_start_s))
         finally:
-            kill_group(pid)
-            if self.uid is not None:
-                from grader import sandbox
-                sandbox.kill_uid(self.uid)
-            reap(pid)
-        return read_reports(reports, nproc, tail_of(log, 3000))
+            pool.close(graceful=False)
 
     # -- the summary ---------------------------------------------------------------------------------------
     def summary(self, entries: list[TestResult]) -> str:
@@ -344,6 +358,10 @@ class Grader:
         entry.output = ("Constructs in the student's files that deserve a look (not a verdict):\n  "
                         + "\n  ".join(self.integrity)) if self.integrity else "Nothing unusual found."
         return entry
+
+
+class GradingLaunchPool(LaunchPool, GradingPool):
+    pass
 
 
 class MeasuringPool(WorkerPool):
@@ -396,51 +414,19 @@ def readable_by_all(path: str) -> None:
             os.chmod(os.path.join(root, name), 0o644)
 
 
-def spawn_jailed(setup: dict, env: dict, log_fd: int) -> int:
-    """Fork a child of this process that applies ``setup`` (the zygote's child setup: a jail, limits, then
-    exec) with ``env`` and the log on stdout and stderr. Used for the torchrun launch, which runs before
-    any fork server exists (three fresh interpreters beside a fork server would not fit in 768 MB)."""
-    from grader.zygote import child_setup
-    pid = os.fork()
-    if pid == 0:
-        try:
-            os.setsid()
-            os.dup2(log_fd, 1)
-            os.dup2(log_fd, 2)
-            devnull = os.open(os.devnull, os.O_RDONLY)
-            os.dup2(devnull, 0)
-            os.closerange(3, 1 << 16)  # nothing of the grader's: only stdin, stdout, stderr go on
-            os.environ.clear()
-            os.environ.update(env)
-            child_setup(setup)
-        finally:
-            os._exit(127)
-    return pid
-
-
-def wait_for_exit(pid: int, timeout_s: float) -> bool:
-    """Whether child ``pid`` exited within ``timeout_s`` (a pidfd: no polling, no sleeping)."""
-    import select
-    fd = os.pidfd_open(pid)
-    try:
-        return bool(select.select([fd], [], [], timeout_s)[0])
-    finally:
-        os.close(fd)
-
-
-def reap(pid: int) -> None:
-    try:
-        os.waitpid(pid, 0)
-    except ChildProcessError:
-        pass
-
-
 def kill_group(pid: int) -> None:
     import signal
     try:
         os.killpg(pid, signal.SIGKILL)
     except (ProcessLookupError, PermissionError):
         pass
+
+
+def remove_tree(path: str) -> None:
+    """Remove the work folder, whatever student code left in it (a 3,000-deep tree defeats shutil.rmtree)."""
+    import subprocess
+    subprocess.run(["rm", "-rf", "--one-file-system", path], check=False, stdin=subprocess.DEVNULL,
+                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
 
 def write_json(path: str, data: dict) -> None:
@@ -499,8 +485,8 @@ def main(argv: list[str] | None = None) -> int:
                   + traceback.format_exc(limit=-6))
     finally:
         os.chdir(cwd)
-        shutil.rmtree(workdir, ignore_errors=True)
     data = write_results(results, entries, output, time.monotonic() - began, extra)
+    remove_tree(workdir)
     print(output)
     print(f"\nscore {data['score']} in {data['execution_time']} s; results: {results}")
     return code

@@ -2,8 +2,9 @@
 
 How it is used: the grader (root) starts a fork server that calls ``enter_network_namespace()`` once, imports
 torch once, and then forks one worker per request. Each worker, right after the fork (single-threaded, still
-root), calls ``enter(jail)`` and only then imports student code. Workers never exec. ``kill_uid`` ends every
-process of a grading's uid afterwards; ``pick_uid`` gives each grading its own uid.
+root), calls ``enter(jail)`` and only then imports student code. Workers never exec (a launcher jailed with
+``seccomp=False`` may, e.g. torchrun). ``kill_uid`` ends every process of a grading's uid afterwards;
+``pick_uid`` gives each grading its own uid.
 
 The layers, in the order ``enter`` sets them up, and what each one is for:
 
@@ -13,7 +14,58 @@ The layers, in the order ``enter`` sets them up, and what each one is for:
    namespace belongs to a thread: call it before the fork server starts threads, and fork from that thread.
 
 2. Mount namespace (``CLONE_NEWNS``), made private recursively before anything else is changed, so that no
-   mount made for the jail propagates back to the host and no host mount event reaches the jail. In it:
+   mount made for the jail propagates back to the host and no host mount event reaches the jail. Sources of
+   binds and readable directories are opened (O_PATH) first and bound from /proc/self/fd/N, so they may live
+   anywhere, the host's /tmp included. Binds are not recursive: a mount below a source is not carried over.
+   What the jail's file system is depends on ``Jail.root``:
+
+   ``root="empty"`` (the default): a tree built from nothing. A fresh tmpfs (1 MB, mode 0755, root's) is
+   mounted in this namespace over /tmp (any directory would do) and ``pivot_root`` makes it the root, the
+   host's root going to /.old-root; everything below is bound from there, then the host's root is detached
+   (``umount2(MNT_DETACH)``, with every mount under it) and the directory removed. The jail has only:
+
+   * /usr, /etc and, where the host has them, /bin, /sbin, /lib, /lib64, /lib32, /libx32: read-only
+     recursive binds at their own paths (nosuid, nodev), or the same symlinks where the host has symlinks
+     (merged /usr: /bin -> usr/bin). Programs, shared libraries, ld.so.cache, zoneinfo, hosts, passwd.
+     Files there keep their modes: /etc/shadow (0640, group shadow) stays unreadable.
+   * /dev with null, zero, full, random and urandom (each the host's node, bound read-only: a device node
+     works on a read-only mount), the symlinks fd, stdin, stdout, stderr into /proc/self/fd, and /dev/shm.
+     No tty, no pts, no block devices.
+   * a new procfs at /proc (nosuid, nodev, noexec, read-only) mounted with ``hidepid=invisible``: a process
+     sees in it only the processes it may ptrace. A jailed process is not dumpable and has no capabilities,
+     so it sees itself only (/proc/self works: the kernel always lets a process look at itself); the
+     grader's, other users' and even sibling jails' command lines, environments and fds are not there at
+     all. (A program a launcher execs is dumpable again: processes of the same uid that exec'd see each
+     other, as torchrun and its ranks do.) Per-mount procfs options need Linux 5.8+: an older kernel
+     refuses "invisible" (where "2" would have changed the host's /proc as well), and ``enter`` fails.
+     No new PID namespace is needed: real root may mount a procfs of the PID namespace it is in. Not
+     ``subset=pid``: /proc/cpuinfo, /proc/stat and /proc/meminfo stay (glibc counts CPUs in /proc/stat
+     when /sys is missing; torch's cpuinfo reads /proc/cpuinfo).
+   * nothing else: no /sys, /run, /home, /root, /opt, /srv, /mnt, /media, /boot, /work, no /var beyond
+     /var/tmp (ENOENT), except the directories on the way to a readable dir or a bind target, which list
+     only that way (e.g. /root holds only .pyenv, /work only main). Python and torch on the CPU need
+     nothing of /sys: os.cpu_count() (glibc falls back to /proc/stat), torch's default thread count
+     (OpenMP counts the affinity mask), its thread pools and its cpuinfo (it falls back to /proc/cpuinfo)
+     work without it.
+   * fresh, empty tmpfs (``tmpfs_mb`` each, nosuid, nodev, a cap on the number of files) at /tmp, /var/tmp
+     and /dev/shm: the only places the student can write, private to this process and its threads.
+   * ``readable``: each directory (or file) bound read-only at its real path (``os.path.realpath``), its
+     missing ancestors created (root's, 0755, in the root tmpfs or the new /tmp); one below another that
+     is already reachable through it is left alone. Every symlink met on the way to a readable path on the
+     host is recreated as the same symlink at the same place (e.g. a readable /opt/python -> py-3.11 gives
+     /opt/py-3.11 bound and /opt/python the symlink), so the path as given works as well as the real one.
+     A symlink inside a readable directory is shown as it is: what it points to must be readable too (a
+     venv's bin/python points into the base installation: make both readable, as ``sys.prefix`` and
+     ``sys.base_prefix``). A directory on the way that the uid cannot traverse inside a bound directory
+     gets a mirror tmpfs, as below.
+   * ``binds`` (read-only) and ``writable`` (read-write) at their targets, created as needed (root-owned
+     0755 directories, in the root tmpfs or the new /tmp). A target inside a read-only bind must exist.
+
+   Then every mount is made read-only (``mount_setattr`` recursively, or one by one; see below), the
+   scratch tmpfs and the writable binds are made read-write again, and the result is checked: exactly
+   those are read-write. The root tmpfs is read-only, so nothing can be created outside them.
+
+   ``root="host"`` (the former behaviour, kept for comparison): the host's whole tree, read-only:
 
    * every existing mount is made read-only. First with one ``mount_setattr(AT_RECURSIVE)`` call (Linux
      5.12+), which also reaches mounts hidden under other mounts; then each reachable mount of
@@ -25,8 +77,7 @@ The layers, in the order ``enter`` sets them up, and what each one is for:
      and a pseudo file system (proc, sysfs, cgroup...) that refuses the remount: their files are owned by
      root or belong to the process itself, so they give the student no place to keep or change anything.
      Anything else that stays read-write is an error.
-   * fresh, empty tmpfs (``tmpfs_mb`` each, nosuid, nodev, a cap on the number of files) at /tmp, /var/tmp
-     and /dev/shm: the only places the student can write, private to this process and its threads.
+   * fresh scratch tmpfs at /tmp, /var/tmp and /dev/shm, as above.
    * ``readable``: directories (or files) that must stay readable at their own paths. Python and torch keep
      importing modules after the fork; here Python lives under /root/.pyenv and /root is mode 0700. For a
      directory on the way that the student's uid cannot traverse, a small tmpfs is mounted over it, the
@@ -34,10 +85,9 @@ The layers, in the order ``enter`` sets them up, and what each one is for:
      bind-mounted back, read-only; the mirror tmpfs is then made read-only too. The rest of /root stays out
      of sight. Directories the uid can already reach are left alone (and one below another is covered by
      it). A directory that was under the host's /tmp is recreated in the new /tmp the same way.
-   * ``binds`` (read-only) and ``writable`` (read-write): a source directory bind-mounted at a target,
-     created as needed (under the new /tmp: root-owned 0755 directories). Sources and readable directories
-     are opened (O_PATH) before /tmp is replaced and bound from /proc/self/fd/N, so they may live anywhere,
-     the host's /tmp included. Binds are not recursive: a mount below a source is not carried over.
+   * ``binds`` and ``writable`` as above; a target that needs a new directory on the read-only host tree
+     is refused.
+   * everything world-readable on the host stays readable, and /proc lists every process of the host.
 
 3. IPC namespace (``CLONE_NEWIPC``): System V shared memory, semaphores and message queues, and POSIX message
    queues, of the host and of other jails are out of reach.
@@ -45,7 +95,15 @@ The layers, in the order ``enter`` sets them up, and what each one is for:
 4. Identity: the grading's uid and gid (``pick_uid``: no account, no other process has it), no supplementary
    groups, every capability gone (effective, permitted, inheritable, ambient and the bounding set),
    ``PR_SET_NO_NEW_PRIVS`` (no setuid binary or file capability can give anything back), not dumpable (its
-   siblings cannot read its memory through /proc), no core files. A parent-death signal the fork server set
+   siblings cannot read its memory through /proc), no core files. Before the switch, while still root:
+   ``max_data_mb`` sets RLIMIT_DATA and ``max_processes`` RLIMIT_NPROC, soft = hard, so the student's uid
+   can lower them but never raise them. RLIMIT_DATA counts the private writable mappings (heap, anonymous
+   mmap, thread stacks), including those the fork inherited: a child of a fork server that imported torch
+   starts at the server's VmData (about 230 MB here), so the limit is that plus what the student may
+   allocate; past it, malloc/mmap fail (MemoryError in Python, RuntimeError from torch's allocator) instead
+   of the process growing. RLIMIT_NPROC counts every process AND thread of the uid on the machine (all the
+   jails of one grading together, this one included), and is checked at fork/clone: with seccomp on, it
+   bounds threads; with seccomp off (a launcher), processes too. A parent-death signal the fork server set
    survives the change of uid (the kernel clears it; ``enter`` sets it again). Root-only files (0600) and
    directories (0700) are now closed to the student, whatever the mounts show.
 
@@ -55,12 +113,17 @@ The layers, in the order ``enter`` sets them up, and what each one is for:
    clone with CLONE_THREAD is allowed, and clone3 answers ENOSYS (its flags are in memory a filter cannot
    read) so glibc falls back to clone. The filter applies to every thread (TSYNC) and every future thread.
 
-Not covered here (the caller's job, or known limits): memory, CPU and file-size limits (cgroups, rlimits);
-/proc still lists every process of the host (with its command line); world-readable files of the host stay
-readable (read-only); a Unix socket file on the host that anyone may connect to stays connectable (the
-network namespace does not scope file-system sockets); abstract Unix sockets and ports inside the fork
-server's network namespace are shared by every job of that fork server; file ACLs are not consulted when
-deciding whether a directory is reachable (only the mode bits, exact for a uid that owns nothing).
+Not covered here (the caller's job, or known limits): CPU time and file-size limits, and a memory limit
+on resident memory (cgroups; RLIMIT_DATA bounds address space of one kind only); world-readable files under
+/usr and /etc, and in the readable dirs and binds, stay readable (read-only); the kernel's own information
+in /proc (cpuinfo, meminfo, loadavg, /proc/sys) and uptime stay visible; pids are the host's (no PID
+namespace: a jailed process learns its own pid, not others'); with ``root="host"``, see above; a Unix socket
+file in a visible directory that anyone may connect to stays connectable (the network namespace does not
+scope file-system sockets; the empty root shows no /run or /var/run, where they usually are); abstract Unix
+sockets and ports inside the fork server's network namespace are shared by every job of that fork server;
+file ACLs are not consulted when deciding whether a directory is reachable (only the mode bits, exact for
+a uid that owns nothing); an open file descriptor the trusted side passed still reaches its file wherever it
+is (that is how logs and sockets keep working), and ``enter`` refuses open directories for that reason.
 """
 
 from __future__ import annotations
@@ -101,6 +164,9 @@ class Jail:
     readable: tuple[str, ...] = ()              # dirs that must stay readable at their own paths
     tmpfs_mb: int = 32                          # size limit of each private tmpfs
     seccomp: bool = True                        # forbid creating processes (see install_seccomp)
+    root: str = "empty"                         # "empty": a root built from nothing; "host": the host's, read-only
+    max_data_mb: float | None = None            # RLIMIT_DATA (soft = hard), counts what the fork inherited
+    max_processes: int | None = None            # RLIMIT_NPROC (soft = hard) for the uid: processes AND threads
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -119,6 +185,7 @@ MS_REMOUNT = 0x20
 MS_BIND = 0x1000
 MS_REC = 0x4000
 MS_PRIVATE = 0x40000
+MNT_DETACH = 0x2
 _KEPT_MOUNT_FLAGS = {"nosuid": MS_NOSUID, "nodev": MS_NODEV, "noexec": MS_NOEXEC}  # a remount must repeat them
 
 AT_FDCWD = -100
@@ -154,6 +221,19 @@ _MIRROR_OPTIONS = "size=1m,nr_inodes=4096,mode=0755"
 _PSEUDO_FS = frozenset({"proc", "sysfs", "cgroup", "cgroup2", "securityfs", "debugfs", "tracefs", "bpf",
                         "configfs", "fusectl", "pstore", "efivarfs", "binfmt_misc", "selinuxfs"})
 _USE_MOUNT_SETATTR = True  # the tests turn it off to exercise the per-mount remount of older kernels
+ROOTS = ("empty", "host")
+# The empty root: what it takes from the host, at the same paths (read-only). A missing one is skipped, except
+# /usr and /etc; a symlink (merged /usr: /bin -> usr/bin) is recreated as the same symlink.
+_SYSTEM_TREES = ("usr", "bin", "sbin", "lib", "lib64", "lib32", "libx32", "etc")
+_REQUIRED_TREES = ("usr", "etc")
+_DEVICES = ("null", "zero", "full", "random", "urandom")  # bound one by one from the host's /dev
+_DEVICE_LINKS = (("fd", "/proc/self/fd"), ("stdin", "/proc/self/fd/0"), ("stdout", "/proc/self/fd/1"),
+                 ("stderr", "/proc/self/fd/2"))
+_NEW_ROOT_OPTIONS = "size=1m,nr_inodes=4096,mode=0755"
+# Only the processes the uid may ptrace are listed or readable (Linux 5.8+: one procfs instance per mount; an
+# older kernel rejects "invisible", where "2" would have changed the host's /proc too).
+_PROC_OPTIONS = "hidepid=invisible"
+_OLD_ROOT = "/.old-root"  # where pivot_root puts the host's root until it is detached
 
 
 @dataclass(frozen=True)
@@ -199,6 +279,7 @@ def _libc():
         lib = ctypes.CDLL(None, use_errno=True)  # the C library Python itself is linked with
         lib.mount.argtypes = [ctypes.c_char_p, ctypes.c_char_p, ctypes.c_char_p, ctypes.c_ulong, ctypes.c_char_p]
         lib.unshare.argtypes = [ctypes.c_int]
+        lib.umount2.argtypes = [ctypes.c_char_p, ctypes.c_int]
         lib.prctl.argtypes = [ctypes.c_int, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong]
         lib.syscall.restype = ctypes.c_long
         _libc_handle = lib
@@ -215,6 +296,19 @@ def _mount(source: str | None, target: str, fstype: str | None, flags: int, data
         return None if s is None else os.fsencode(s)
     if _libc().mount(enc(source), enc(target), enc(fstype), flags, enc(data)) != 0:
         _raise_errno(f"mount({source!r}, {target!r}, {fstype!r}, {flags:#x}, {data!r})")
+
+
+def _umount2(target: str, flags: int) -> None:
+    if _libc().umount2(os.fsencode(target), flags) != 0:
+        _raise_errno(f"umount2({target!r}, {flags:#x})")
+
+
+def _pivot_root(new_root: str, put_old: str) -> None:
+    arch = _native_arch()
+    if arch is None:  # glibc has no wrapper: the number comes from the table
+        raise OSError(errno.ENOSYS, f"pivot_root: unsupported architecture {platform.machine()}")
+    _syscall(arch.numbers["pivot_root"], ctypes.c_char_p(os.fsencode(new_root)),
+             ctypes.c_char_p(os.fsencode(put_old)))
 
 
 def _unshare(flags: int) -> None:
@@ -301,7 +395,13 @@ def _probe_in_child(timeout_s: float = 10.0) -> str | None:
             _unshare(CLONE_NEWNS | CLONE_NEWIPC | CLONE_NEWNET)
             _mount(None, "/", None, MS_REC | MS_PRIVATE)
             _mount("tmpfs", "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, "size=1m")
+            os.mkdir("/tmp/proc")
+            os.mkdir("/tmp" + _OLD_ROOT)
             _mount(None, "/tmp", None, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV)
+            _mount("proc", "/tmp/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, _PROC_OPTIONS)  # the empty root's
+            _pivot_root("/tmp", "/tmp" + _OLD_ROOT)
+            os.chdir("/")
+            _umount2(_OLD_ROOT, MNT_DETACH)
             install_seccomp()
         except BaseException as e:  # noqa: BLE001 - any failure is the answer
             message = str(e).encode(errors="replace")[:500] or type(e).__name__.encode()
@@ -517,10 +617,14 @@ def _make_every_mount_read_only() -> None:
         raise OSError(errno.EROFS, f"mounts still read-write: {', '.join(still_writable)}")
 
 
+def _scratch_options(size_mb: int) -> str:
+    return f"size={size_mb}m,nr_inodes={max(4096, 256 * size_mb)},mode=1777"
+
+
 def _mount_scratch(size_mb: int) -> None:
     """Fresh tmpfs at /tmp, /var/tmp and /dev/shm (the real places, when one is a symlink to another)."""
     done: list[str] = []
-    options = f"size={size_mb}m,nr_inodes={max(4096, 256 * size_mb)},mode=1777"
+    options = _scratch_options(size_mb)
     for path in _SCRATCH:
         real = os.path.realpath(path)
         if not os.path.isdir(real):
@@ -538,8 +642,8 @@ def _mkdir_0755(path: str) -> None:
     os.chmod(path, 0o755)  # whatever the umask
 
 
-def _make_mount_point(path: str, is_dir: bool) -> None:
-    """Create path (and missing parents as root-owned 0755 directories) unless it exists."""
+def _make_parents(path: str) -> None:
+    """Create the missing parents of path as root-owned 0755 directories."""
     missing = []
     parent = os.path.dirname(path)
     while not os.path.lexists(parent):
@@ -547,6 +651,11 @@ def _make_mount_point(path: str, is_dir: bool) -> None:
         parent = os.path.dirname(parent)
     for directory in reversed(missing):
         _mkdir_0755(directory)
+
+
+def _make_mount_point(path: str, is_dir: bool) -> None:
+    """Create path (and missing parents as root-owned 0755 directories) unless it exists."""
+    _make_parents(path)
     if os.path.lexists(path):
         if os.path.isdir(path) != is_dir:
             raise OSError(errno.ENOTDIR if is_dir else errno.EISDIR, f"{path} exists and is of another type")
@@ -603,6 +712,221 @@ def _make_readable(entries: list[tuple[str, int]], uid: int, gid: int, mirrors: 
         if seen is not None and (seen.st_dev, seen.st_ino) == (real.st_dev, real.st_ino):
             continue  # already reachable (every ancestor was traversable): left alone
         _bind(fd, path, writable=False)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# The empty root
+
+
+@dataclass(frozen=True)
+class _HostParts:
+    """What the empty root takes from the host, opened before the pivot (the host's tree is gone after it)."""
+    trees: tuple      # (path, symlink target or None, O_PATH fd of the directory or None)
+    devices: tuple    # (path, O_PATH fd of the host's device node)
+    links: tuple      # (path, target): symlinks met on the way to a readable path, recreated as they are
+
+
+def _links_on_the_way(path: str) -> list[tuple[str, str]]:
+    """Every symlink the kernel follows when it resolves path on this tree, as (where, target text); `where`
+    is the link's own path with its parent already resolved. Recreating each one where it is makes path lead
+    to the same place in a tree that has the real directory at its real path."""
+    links: list[tuple[str, str]] = []
+    pending = [name for name in path.split("/") if name]
+    current = "/"
+    while pending:
+        name = pending.pop(0)
+        if name == ".":
+            continue
+        if name == "..":
+            current = os.path.dirname(current)
+            continue
+        candidate = os.path.join(current, name)
+        try:
+            st = os.lstat(candidate)
+        except (FileNotFoundError, NotADirectoryError):
+            break  # nothing there (a sys.path entry may not exist): nothing more to recreate
+        if not stat.S_ISLNK(st.st_mode):
+            current = candidate
+            continue
+        if len(links) >= 40:
+            raise OSError(errno.ELOOP, f"too many symlinks on the way to {path}")
+        target = os.readlink(candidate)
+        if (candidate, target) not in links:
+            links.append((candidate, target))
+        pending[:0] = [n for n in target.split("/") if n]
+        if target.startswith("/"):
+            current = "/"
+    return links
+
+
+def _open_host_parts(jail: Jail, opened: list[int]) -> _HostParts:
+    trees = []
+    for name in _SYSTEM_TREES:
+        path = "/" + name
+        try:
+            st = os.lstat(path)
+        except FileNotFoundError:
+            st = None
+        if st is not None and stat.S_ISLNK(st.st_mode):
+            trees.append((path, os.readlink(path), None))
+        elif st is not None and stat.S_ISDIR(st.st_mode):
+            fd = _open_path(path)
+            opened.append(fd)
+            trees.append((path, None, fd))
+        elif name in _REQUIRED_TREES:
+            raise OSError(errno.ENOENT, f"the host has no directory {path}")
+    devices = []
+    for name in _DEVICES:
+        path = "/dev/" + name
+        fd = _open_path(path)
+        opened.append(fd)
+        if not stat.S_ISCHR(os.fstat(fd).st_mode):
+            raise OSError(errno.ENODEV, f"{path} is not a character device")
+        devices.append((path, fd))
+    links: list[tuple[str, str]] = []
+    for path in jail.readable:
+        links += [link for link in _links_on_the_way(os.path.normpath(path)) if link not in links]
+    return _HostParts(tuple(trees), tuple(devices), tuple(links))
+
+
+def _pivot_into(new_root: str) -> None:
+    """Make new_root (a mount point) the root; the host's root stays reachable at _OLD_ROOT until detached."""
+    os.mkdir(new_root + _OLD_ROOT, 0o700)
+    _pivot_root(new_root, new_root + _OLD_ROOT)
+    os.chdir("/")
+
+
+def _super_options(point: str) -> list[str]:
+    options: list[str] = []
+    with open("/proc/self/mountinfo", "rb") as f:
+        for line in f:
+            left, _, right = line.rstrip(b"\n").partition(b" - ")
+            if _unescape(left.split(b" ")[4]) == point:
+                options = right.split(b" ")[2].decode().split(",")  # the last mount there is the visible one
+    return options
+
+
+def _mount_proc() -> None:
+    """A procfs of its own: hidepid=invisible hides every process the uid may not ptrace (all but itself)."""
+    _mkdir_0755("/proc")
+    _mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, _PROC_OPTIONS)
+    options = _super_options("/proc")
+    if "hidepid=invisible" not in options:
+        raise OSError(errno.EINVAL, f"the new /proc has options {','.join(options)}, not hidepid=invisible")
+
+
+def _bind_system_trees(trees: tuple) -> None:
+    for path, link, fd in trees:
+        if link is not None:
+            os.symlink(link, path)
+            continue
+        _mkdir_0755(path)
+        # Recursive: a mount below (a file Docker binds over /etc/hosts, a separate /usr/local) comes along.
+        _mount(f"/proc/self/fd/{fd}", path, None, MS_BIND | MS_REC)
+        _mount(None, path, None, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV)
+
+
+def _populate_dev(devices: tuple) -> None:
+    _mkdir_0755("/dev")
+    for path, fd in devices:
+        _make_mount_point(path, False)
+        _mount(f"/proc/self/fd/{fd}", path, None, MS_BIND)
+        # Not nodev, or the node would stop working; a device node works on a read-only mount.
+        _mount(None, path, None, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NOEXEC)
+    for name, target in _DEVICE_LINKS:
+        os.symlink(target, f"/dev/{name}")
+
+
+def _mount_new_scratch(size_mb: int, keep_writable: list[int]) -> None:
+    for path in _SCRATCH:
+        _make_mount_point(path, True)
+        _mount("tmpfs", path, "tmpfs", MS_NOSUID | MS_NODEV, _scratch_options(size_mb))
+        keep_writable.append(_open_path(path))
+
+
+def _make_links(links: tuple) -> None:
+    for where, target in links:
+        if os.path.islink(where) and os.readlink(where) == target:
+            continue  # inside a bound directory: already there
+        if os.path.lexists(where):
+            raise OSError(errno.EEXIST, f"{where} is a symlink to {target} on the host, something else here")
+        _make_parents(where)
+        os.symlink(target, where)
+
+
+def _detach_old_root() -> None:
+    _umount2(_OLD_ROOT, MNT_DETACH)  # with everything below it; the binds taken from it are mounts of their own
+    os.rmdir(_OLD_ROOT)
+
+
+def _make_writable_again(fd: int) -> None:
+    _mount(None, f"/proc/self/fd/{fd}", None, MS_REMOUNT | MS_BIND | MS_NOSUID | MS_NODEV)
+
+
+def _check_writable_mounts(keep_writable: list[int]) -> None:
+    """The read-write mounts are exactly the scratch tmpfs and the writable binds."""
+    wanted = {_mount_id(fd) for fd in keep_writable}
+    writable = {m.id: m for m in _mountinfo() if "ro" not in m.options}
+    missing = wanted - set(writable)
+    if missing:
+        raise OSError(errno.EROFS, f"mounts {sorted(missing)} should be read-write")
+    extra = []
+    for mount in writable.values():
+        if mount.id in wanted:
+            continue
+        fd = _reachable_fd(mount)
+        if fd is not None:  # a hidden one (older kernels: no mount_setattr) has no path that leads to it
+            os.close(fd)
+            extra.append(f"{mount.point} ({mount.fstype})")
+    if extra:
+        raise OSError(errno.EROFS, f"mounts still read-write: {', '.join(extra)}")
+
+
+def _enter_empty_root(jail: Jail, binds: list, readable: list, opened: list[int]) -> None:
+    """Build the jail's tree from nothing (see the module docstring) and leave the host's behind."""
+    host = _step("open what the jail takes from the host", _open_host_parts, jail, opened)
+    new_root = os.path.realpath("/tmp")  # any directory does: this namespace's mounts are private
+    _step("mount the new root", _mount, "tmpfs", new_root, "tmpfs", MS_NOSUID | MS_NODEV, _NEW_ROOT_OPTIONS)
+    _step("pivot into the new root", _pivot_into, new_root)
+    _step("mount a new /proc with hidepid=invisible", _mount_proc)  # /proc/self/fd/N from here on
+    _step("bind the system directories", _bind_system_trees, host.trees)
+    _step("populate /dev", _populate_dev, host.devices)
+    keep_writable: list[int] = []
+    try:
+        _step("mount private tmpfs at /tmp, /var/tmp, /dev/shm", _mount_new_scratch, jail.tmpfs_mb, keep_writable)
+        mirrors: list[int] = []
+        try:
+            _step("keep the readable directories readable", _make_readable, readable, jail.uid, jail.gid, mirrors)
+        finally:
+            opened.extend(mirrors)
+        _step("recreate the symlinks on the way to readable directories", _make_links, host.links)
+        for target, fd, writable, source in binds:
+            _step(f"bind {source} at {target}", _bind, fd, target, writable)
+            if writable:
+                keep_writable.append(_step(f"open {target}", _open_path, target))
+        _step("detach the host's root", _detach_old_root)
+        _step("make every mount read-only", _make_every_mount_read_only)
+        for fd in keep_writable:
+            _step("make the scratch tmpfs and the writable binds writable again", _make_writable_again, fd)
+        _step("check the jail's mounts", _check_writable_mounts, keep_writable)
+    finally:
+        opened.extend(keep_writable)
+
+
+def _enter_host_root(jail: Jail, binds: list, readable: list, opened: list[int]) -> None:
+    """The host's tree, every mount read-only, with private scratch tmpfs, the readable dirs and the binds."""
+    _step("make every mount read-only", _make_every_mount_read_only)
+    _step("mount private tmpfs at /tmp, /var/tmp, /dev/shm", _mount_scratch, jail.tmpfs_mb)
+    mirrors: list[int] = []
+    try:
+        _step("keep the readable directories readable", _make_readable, readable, jail.uid, jail.gid, mirrors)
+    finally:
+        opened.extend(mirrors)
+    for target, fd, writable, source in binds:
+        _step(f"bind {source} at {target}", _bind, fd, target, writable)
+    for fd in mirrors:
+        _step("make a mirror tmpfs read-only", _mount, None, f"/proc/self/fd/{fd}", None,
+              MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV)
 
 
 def _depth(path: str) -> tuple[int, str]:
@@ -676,6 +1000,15 @@ def _switch_user(uid: int, gid: int) -> None:
         _prctl(PR_SET_PDEATHSIG, pdeathsig.value)
         if os.getppid() != parent:  # the parent died in between: act as the signal would have
             os.kill(os.getpid(), pdeathsig.value)
+
+
+def _set_limits(jail: Jail) -> None:
+    """Soft = hard, set while still root: the student's uid can lower them, never raise them."""
+    if jail.max_data_mb is not None:
+        size = int(jail.max_data_mb * 2 ** 20)
+        resource.setrlimit(resource.RLIMIT_DATA, (size, size))
+    if jail.max_processes is not None:
+        resource.setrlimit(resource.RLIMIT_NPROC, (jail.max_processes, jail.max_processes))
 
 
 def _check_identity(uid: int, gid: int) -> None:
@@ -788,9 +1121,22 @@ def _check_jail(jail: Jail) -> None:
         raise SandboxError(f"cannot enter a jail as uid {jail.uid} gid {jail.gid}: that is root")
     if jail.tmpfs_mb < 1:
         raise SandboxError(f"cannot enter a jail with tmpfs_mb={jail.tmpfs_mb}")
+    if jail.root not in ROOTS:
+        raise SandboxError(f"cannot enter a jail with root={jail.root!r} (one of {', '.join(ROOTS)})")
+    if jail.root == "empty" and _native_arch() is None:  # pivot_root's number comes from the table
+        raise SandboxError(f"cannot build an empty root: unsupported architecture {platform.machine()}")
+    for name, kinds in (("max_data_mb", (int, float)), ("max_processes", (int,))):
+        value = getattr(jail, name)
+        if value is not None and (isinstance(value, bool) or not isinstance(value, kinds) or not value >= 1):
+            raise SandboxError(f"cannot enter a jail with {name}={value!r} (at least 1, or None)")
     for path in [t for _, t in jail.binds + jail.writable] + list(jail.readable):
         if not os.path.isabs(path):
             raise SandboxError(f"cannot enter a jail: {path!r} is not an absolute path")
+    for _, target in jail.binds + jail.writable:
+        if os.path.normpath(target) == "/":
+            raise SandboxError("cannot enter a jail with a bind at /")
+    if jail.root == "empty" and "/" in {os.path.realpath(p) for p in jail.readable}:
+        raise SandboxError("cannot build an empty root with / readable: that would show the host's root")
     if jail.seccomp and _native_arch() is None:
         raise SandboxError(f"cannot enter a jail with seccomp: unsupported architecture {platform.machine()}")
     threads = len(os.listdir("/proc/self/task"))
@@ -824,22 +1170,15 @@ def enter(jail: Jail) -> None:
     opened: list[int] = []
     try:
         binds, readable = _open_sources(jail, opened)
-        _step("make every mount read-only", _make_every_mount_read_only)
-        _step("mount private tmpfs at /tmp, /var/tmp, /dev/shm", _mount_scratch, jail.tmpfs_mb)
-        mirrors: list[int] = []
-        try:
-            _step("keep the readable directories readable", _make_readable, readable, jail.uid, jail.gid, mirrors)
-        finally:
-            opened.extend(mirrors)
-        for target, fd, writable, source in binds:
-            _step(f"bind {source} at {target}", _bind, fd, target, writable)
-        for fd in mirrors:
-            _step("make a mirror tmpfs read-only", _mount, None, f"/proc/self/fd/{fd}", None,
-                  MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV)
+        if jail.root == "empty":
+            _enter_empty_root(jail, binds, readable, opened)
+        else:
+            _enter_host_root(jail, binds, readable, opened)
     finally:
         for fd in opened:
             os.close(fd)
     _step("change directory to /tmp", os.chdir, "/tmp")
+    _step("set the resource limits", _set_limits, jail)
     _step(f"switch to uid {jail.uid} gid {jail.gid}", _switch_user, jail.uid, jail.gid)
     _step("confirm the new identity", _check_identity, jail.uid, jail.gid)
     if jail.seccomp:

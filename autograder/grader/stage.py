@@ -46,6 +46,12 @@ def read_upload(path: str) -> Upload:
     return upload
 
 
+def shown(name: str) -> str:
+    """A file name as the output shows it: printable characters only, quoted when it holds anything else, so
+    that a crafted name (a newline, a terminal escape) cannot pose as a line of the grader's output."""
+    return name if name.isprintable() else repr(name)
+
+
 def _read_folder(root: str, upload: Upload) -> None:
     total, count = 0, 0
     for folder, dirs, names in os.walk(root):  # never follows symbolic links to folders
@@ -53,7 +59,7 @@ def _read_folder(root: str, upload: Upload) -> None:
         for d in sorted(dirs):
             rel = os.path.relpath(os.path.join(folder, d), root).replace(os.sep, "/")
             if os.path.islink(os.path.join(folder, d)):
-                upload.problems.append(f"{rel}: refused (a symbolic link; upload regular files only)")
+                upload.problems.append(f"{shown(rel)}: refused (a symbolic link; upload regular files only)")
             elif d not in SKIPPED_DIRS and not d.startswith("."):
                 keep.append(d)
         dirs[:] = keep
@@ -78,22 +84,22 @@ def _read_regular(path: str, limit: int, upload: Upload, rel: str) -> bytes | No
         fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
     except OSError as error:
         what = "a symbolic link" if os.path.islink(path) else f"cannot be read ({error.strerror})"
-        upload.problems.append(f"{rel}: refused ({what}; upload regular files only)")
+        upload.problems.append(f"{shown(rel)}: refused ({what}; upload regular files only)")
         return None
     try:
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode):
-            upload.problems.append(f"{rel}: refused (not a regular file; upload regular files only)")
+            upload.problems.append(f"{shown(rel)}: refused (not a regular file; upload regular files only)")
             return None
         if info.st_nlink > 1:
-            upload.problems.append(f"{rel}: refused (a hard link to another file; upload regular files only)")
+            upload.problems.append(f"{shown(rel)}: refused (a hard link to another file; upload regular files only)")
             return None
         with os.fdopen(os.dup(fd), "rb") as f:
             data = f.read(limit + 1)
     finally:
         os.close(fd)
     if len(data) > limit:
-        upload.problems.append(f"{rel}: refused (larger than {limit:,} bytes)")
+        upload.problems.append(f"{shown(rel)}: refused (larger than {limit:,} bytes)")
         return None
     return data
 
@@ -104,7 +110,7 @@ def _read_zip(name: str, data: bytes, upload: Upload) -> None:
         archive = zipfile.ZipFile(io.BytesIO(data))
         members = archive.infolist()
     except (zipfile.BadZipFile, zipfile.LargeZipFile, ValueError, OSError) as error:
-        upload.problems.append(f"{name}: not a readable zip file ({error}); build it with `make submit`")
+        upload.problems.append(f"{shown(name)}: not a readable zip file ({error}); build it with `make submit`")
         return
     total = 0
     for info in members[:MAX_ENTRIES]:
@@ -113,7 +119,7 @@ def _read_zip(name: str, data: bytes, upload: Upload) -> None:
         if info.is_dir():
             continue
         if stat.S_IFMT(mode) not in (0, stat.S_IFREG):  # a link, a device...; 0: the zip did not say (regular)
-            upload.problems.append(f"{name}: {member}: refused (not a regular file; upload regular files only)")
+            upload.problems.append(f"{shown(name)}: {shown(member)}: refused (not a regular file; upload regular files only)")
             continue
         parts = member.replace("\\", "/").split("/")
         if member.startswith("/") or ".." in parts or any(p in SKIPPED_DIRS or p.startswith(".") for p in parts[:-1]):
@@ -122,18 +128,18 @@ def _read_zip(name: str, data: bytes, upload: Upload) -> None:
             with archive.open(info) as f:
                 content = f.read(MAX_FILE_BYTES + 1)  # the header's size is not trusted
         except (zipfile.BadZipFile, OSError, ValueError, NotImplementedError, EOFError) as error:
-            upload.problems.append(f"{name}: {member}: cannot be extracted ({error})")
+            upload.problems.append(f"{shown(name)}: {shown(member)}: cannot be extracted ({error})")
             continue
         if len(content) > MAX_FILE_BYTES:
-            upload.problems.append(f"{name}: {member}: refused (larger than {MAX_FILE_BYTES:,} bytes)")
+            upload.problems.append(f"{shown(name)}: {shown(member)}: refused (larger than {MAX_FILE_BYTES:,} bytes)")
             continue
         total += len(content)
         if total > MAX_TOTAL_BYTES:
-            upload.problems.append(f"{name}: larger than {MAX_TOTAL_BYTES:,} bytes uncompressed: the rest was not read")
+            upload.problems.append(f"{shown(name)}: larger than {MAX_TOTAL_BYTES:,} bytes uncompressed: the rest was not read")
             return
         upload.files["/".join(parts)] = content
     if len(members) > MAX_ENTRIES:
-        upload.problems.append(f"{name}: more than {MAX_ENTRIES} members: the rest were not read")
+        upload.problems.append(f"{shown(name)}: more than {MAX_ENTRIES} members: the rest were not read")
 
 
 def locate(names: list[str], wanted: str) -> list[str]:
@@ -163,8 +169,9 @@ def stage(upload: Upload, skeleton: str, paths: list[str], into: str) -> Staged:
             staged.missing.append(path)
             continue
         if len(hits) > 1:
-            staged.problems.append(f"{path}: found {len(hits)} copies ({', '.join(hits)}); graded {hits[0]}")
+            staged.problems.append(f"{path}: found {len(hits)} copies ({', '.join(shown(h) for h in hits)}); graded "
+                                   f"{shown(hits[0])}")
         with open(os.path.join(student_dir, path), "wb") as f:
             f.write(upload.files[hits[0]])
-        staged.found[path] = hits[0]
+        staged.found[path] = shown(hits[0])
     return staged

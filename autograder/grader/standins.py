@@ -70,7 +70,7 @@ class Reducer:
 # {student file: (part, the stand-in's code, the torch names its code needs untrapped)}
 STANDINS = {
     "minddp/bucketing.py": (2, BUCKETING, ("_compute_bucket_assignment_by_size",)),
-    "minddp/reducer.py": (3, REDUCER, ("Reducer", "_register_comm_hook")),
+    "minddp/reducer.py": (3, REDUCER, ("Reducer", "_register_comm_hook")),  # torch's C++ Reducer (never its DDP)
 }
 
 

@@ -11,7 +11,7 @@ child applies the request's ``setup`` (written by the trusted grader, never by s
   processes);
 * ``untrapped``: torch's DDP machinery is replaced by traps that raise, except these names (the
   stand-ins of this check call them);
-* ``exec``: instead of the worker loop, exec this command (the torchrun launch of check 1.4).
+* ``launch``: instead of the worker loop, run check 1.4's probe once (``launch_main``).
 
 ``GradingPool`` adds what the grader needs to ``grading.pool.WorkerPool``: a memory cap per worker, and
 failures worded by kind (memory, output flood).
@@ -27,15 +27,18 @@ from typing import Any
 
 from grading.pool import RankFailure, WorkerPool, serve
 
-# torch's DDP machinery: (module, attribute) pairs replaced by traps in student workers (handout §8).
-TRAPPED = (("torch.nn.parallel", "DistributedDataParallel"), ("torch.nn.parallel.distributed", "DistributedDataParallel"),
-           ("torch.distributed", "_compute_bucket_assignment_by_size"), ("torch.distributed", "_broadcast_coalesced"),
-           ("torch.distributed", "Reducer"), ("torch.distributed", "_register_comm_hook"),
-           ("torch._C._distributed_c10d", "Reducer"), ("torch._C._distributed_c10d", "_compute_bucket_assignment_by_size"),
-           ("torch._C._distributed_c10d", "_broadcast_coalesced"), ("torch._C._distributed_c10d", "_register_comm_hook"))
+# torch's DDP machinery (handout §8): the functions are replaced wherever a loaded module holds them, and the
+# classes are disabled in place (their methods raise), so finding them another way (a module's __dict__,
+# __subclasses__, gc) gives nothing usable.
+TRAPPED_FUNCTIONS = (("torch._C._distributed_c10d", "_compute_bucket_assignment_by_size"),
+                     ("torch._C._distributed_c10d", "_broadcast_coalesced"),
+                     ("torch._C._distributed_c10d", "_register_comm_hook"),
+                     ("torch._C._distributed_c10d", "_register_builtin_comm_hook"))
+TRAPPED_CLASSES = (("torch.nn.parallel.distributed", "DistributedDataParallel"),
+                   ("torch._C._distributed_c10d", "Reducer"))
 
-
-# The server's own import path (the grader's source): never visible to a child.
+# The server's own import paths (its PYTHONPATH: the harness and the grader, host paths): a child drops them,
+# so the code under test resolves imports from the child's own paths only, the same in a jail or not.
 SERVER_PATHS = tuple(p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p)
 
 
@@ -43,17 +46,37 @@ class BannedAPI(RuntimeError):
     pass
 
 
-def install_traps(untrapped: list[str]) -> None:
-    """Make torch's DDP machinery raise when called (a speed bump, not a wall: the static check and the
-    integrity report are what catch a determined attempt; see SECURITY.md)."""
-    for module_name, name in TRAPPED:
-        module = sys.modules.get(module_name)
-        if module is None or name in untrapped or not hasattr(module, name):
-            continue
+def _trap(where: str):
+    def trap(*args: Any, **kwargs: Any) -> None:
+        raise BannedAPI(f"{where} is not allowed in this homework (handout §8: allowed APIs)")
+    return trap
 
-        def trap(*args: Any, _where: str = f"{module_name}.{name}", **kwargs: Any) -> None:
-            raise BannedAPI(f"{_where} is not allowed in this homework (handout §8: allowed APIs)")
-        setattr(module, name, trap)
+
+def install_traps(untrapped: list[str]) -> None:
+    """Make torch's DDP machinery raise when used: a speed bump, not a wall (the static check and the
+    integrity report catch a determined attempt; SECURITY.md), but one that no lookup gets around."""
+    originals = {}
+    for module_name, name in TRAPPED_FUNCTIONS:
+        module = sys.modules.get(module_name)
+        if module is not None and name not in untrapped and hasattr(module, name):
+            originals[id(getattr(module, name))] = _trap(f"torch.distributed.{name}")
+    for module in list(sys.modules.values()):  # every alias: torch.distributed.X, distributed_c10d.X, ...
+        namespace = getattr(module, "__dict__", None)
+        if not isinstance(namespace, dict):
+            continue
+        for name, value in list(namespace.items()):
+            if id(value) in originals:
+                namespace[name] = originals[id(value)]
+    for module_name, name in TRAPPED_CLASSES:
+        cls = getattr(sys.modules.get(module_name), name, None)
+        if cls is None or name in untrapped:
+            continue
+        for attribute, value in list(vars(cls).items()):
+            if callable(value) and attribute not in ("__class__", "__subclasshook__", "__init_subclass__"):
+                try:
+                    setattr(cls, attribute, _trap(f"{cls.__module__}.{name}"))
+                except (TypeError, AttributeError):
+                    pass
     for name in [n for n in sys.modules if n.startswith("torch.distributed.algorithms.ddp_comm_hooks")]:
         del sys.modules[name]
     sys.modules["torch.distributed.algorithms.ddp_comm_hooks"] = None  # importing it raises ImportError
@@ -70,18 +93,54 @@ def child_setup(setup: dict) -> None:
         jail = setup["jail"]
         sandbox.enter(sandbox.Jail(**{k: tuple(tuple(x) if isinstance(x, list) else x for x in v)
                                        if isinstance(v, list) else v for k, v in jail.items()}))
-    if "exec" in setup:
-        os.execve(setup["exec"][0], setup["exec"], dict(os.environ))
     if setup.get("traps", True):
         install_traps(setup.get("untrapped", []))
     for name in [n for n in sys.modules if n == "minddp" or n.startswith("minddp.") or n == "answers"]:
         del sys.modules[name]  # the code under test is the one in this child's paths
+    return launch_main if setup.get("launch") else None
+
+
+def launch_main(fd: int, stack_fd: int) -> None:
+    """A rank of check 1.4's launch: run tests/launch_probe.py's ``probe`` (the student's init_process_group,
+    with torchrun's environment) and send its report, once, on the channel; then leave."""
+    import faulthandler
+    import json
+    import socket
+
+    from grading.pool import _error_report, send_message
+    sock = socket.socket(fileno=fd)
+    faulthandler.register(signal.SIGUSR1, file=os.fdopen(stack_fd, "w"), all_threads=True)
+    try:
+        import launch_probe
+        launch_probe.probe(lambda report: send_message(sock, json.dumps({"ok": True, "result": report}).encode()))
+    except BaseException as error:
+        send_message(sock, json.dumps({"ok": False, "error": _error_report(error)}).encode())
+    os._exit(0)
 
 
 def server_setup() -> None:
     if "--network" in sys.argv:
         from grader import sandbox
         sandbox.enter_network_namespace()
+
+
+class LaunchPool:
+    """Mixin for check 1.4: ranks with torchrun's environment (``torchrun_env.json``) that run the probe
+    instead of the pool's loop; the student's init_process_group makes the process group."""
+
+    torchrun_envs: list[dict] = []
+    values: list[int] = []
+
+    def worker_env(self, rank: int, port: int) -> dict[str, str]:
+        env = super().worker_env(rank, port)
+        for name in ("RANK", "WORLD_SIZE", "LOCAL_RANK", "LOCAL_WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT"):
+            del env[name]
+        torchrun = {k: v.format(port=port, run_id=f"minddp-{port}") for k, v in self.torchrun_envs[rank].items()}
+        return {**env, **torchrun, "MINDDP_PROBE_VALUE": str(self.values[rank])}
+
+    def run_launch(self, deadline_s: float) -> list:
+        self.fork_workers()
+        return self._collect(deadline_s, "the torchrun launch")
 
 
 class GradingPool(WorkerPool):

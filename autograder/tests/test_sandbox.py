@@ -3,6 +3,7 @@
 Run as root on Linux. When this machine cannot isolate (``isolation_problem()`` is not None) every test FAILS
 with the reason: a skipped security test would hide a broken sandbox. A child always ends with ``os._exit``;
 the parent waits for its report and its exit with a deadline (a pidfd, no sleeps) and kills it past that.
+Jails use the default empty root unless a test says ``root="host"`` (the former behaviour, for comparison).
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import json
 import os
 import platform
 import pwd
+import resource
 import select
 import shutil
 import signal
@@ -21,6 +23,7 @@ import socket
 import stat
 import subprocess
 import sys
+import sysconfig
 import tempfile
 import threading
 import time
@@ -40,8 +43,23 @@ from grader.sandbox import Jail, SandboxError  # noqa: E402
 
 CHILD_DEADLINE_S = 20.0
 SCRATCH = ("/tmp", "/var/tmp", "/dev/shm")
-# What student code needs to keep importing: the dirs of sys.path (here Python is under /root, mode 0700).
-PYTHON_DIRS = tuple(sorted({p for p in sys.path if os.path.isabs(p) and os.path.exists(p)}))
+# What student code needs to keep importing: the dirs of sys.path in the Python installation (here under
+# /root, mode 0700); not the ones pytest and conftest add (the grader's source, the reference solutions).
+PYTHON_DIRS = tuple(sorted({p for p in sys.path if os.path.isabs(p) and os.path.exists(p) and any(
+    p == d or p.startswith(d + "/") for d in (sys.prefix, sys.base_prefix))}))
+# What an exec'd interpreter needs as well (grader/run.py: python_dirs): the venv (pyvenv.cfg, bin/python, a
+# symlink to the base interpreter) and the base installation (the interpreter, libpython).
+PYTHON_INSTALL = tuple(sorted(d for d in {sys.prefix, sys.base_prefix, *sysconfig.get_paths().values()}
+                              if os.path.isdir(d)))
+REFERENCE = os.path.join(REPOSITORY, "solutions", "minddp", "reducer.py")  # the reference solution
+# The empty root: the system trees the host has (dirs or symlinks), /dev, /proc and the scratch places.
+SYSTEM = [n for n in ("usr", "bin", "sbin", "lib", "lib64", "lib32", "libx32", "etc") if os.path.lexists("/" + n)]
+EMPTY_ROOT_ENTRIES = sorted(SYSTEM + ["dev", "proc", "tmp", "var"])
+DEV_ENTRIES = sorted(["null", "zero", "full", "random", "urandom", "fd", "stdin", "stdout", "stderr", "shm"])
+# Host places a jail must not show at all (whichever exist here: the test checks the host has most of them).
+HOST_ONLY = ("/work", REPOSITORY, AUTOGRADER, REFERENCE, os.path.join(REPOSITORY, ".git"), "/root/.bashrc",
+             "/root/.pyenv/shims", "/opt", "/home", "/var/lib", "/var/log", "/var/cache", "/srv", "/mnt", "/media",
+             "/boot", "/run", "/sys", "/autograder", "/dev/tty", "/dev/pts", "/dev/vda", "/dev/kmsg", "/lost+found")
 TRUE = shutil.which("true") or "/bin/true"
 PR_SET_PDEATHSIG, PR_GET_PDEATHSIG, PR_GET_DUMPABLE = 1, 2, 3
 MS_REC = 0x4000
@@ -75,6 +93,16 @@ def outside_tmp():
 
 def jail(uid: int, readable=(), **kwargs) -> Jail:
     return Jail(uid=uid, gid=uid, readable=PYTHON_DIRS + tuple(readable), **kwargs)
+
+
+def on_the_way(path: str, readable) -> bool:
+    """Whether path is a readable dir or an ancestor of one (the empty root then has a directory there)."""
+    return any(r == path or r.startswith(path.rstrip("/") + "/") for r in readable)
+
+
+def vm_data_mb() -> float:
+    """This process's VmData (private writable mappings: what RLIMIT_DATA counts), in MB."""
+    return int(status_fields()["VmData"].split()[0]) / 1024
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -139,6 +167,34 @@ def in_child(body, *args):
     assert "error" not in report, "the child failed:\n" + report["error"]
     assert os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0, f"wait status {status:#x}"
     return report["value"]
+
+
+def exec_in_jail(the_jail: Jail, code: str, deadline_s: float = CHILD_DEADLINE_S):
+    """Fork, enter the_jail, exec the venv's python (sys.executable, a symlink) on code: what it printed on
+    stdout, parsed as JSON (the exit status must be 0; its stderr is in the failure message)."""
+    out_read, out_write = os.pipe()
+    with tempfile.TemporaryFile() as err:  # root's, deleted: the inherited fd is the only way to it
+        pid = os.fork()
+        if pid == 0:
+            try:
+                os.dup2(out_write, 1)
+                os.dup2(err.fileno(), 2)
+                sandbox.enter(the_jail)
+                os.execv(sys.executable, [sys.executable, "-c", code])
+            except BaseException:  # noqa: BLE001 - reported on stderr
+                os.write(2, traceback.format_exc().encode())
+            finally:
+                os._exit(1)
+        os.close(out_write)
+        deadline = time.monotonic() + deadline_s
+        try:
+            out = _read_until_eof(out_read, deadline)
+        finally:
+            os.close(out_read)
+            status = _reap(pid, deadline)
+        err.seek(0)
+        assert os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0, f"wait status {status:#x}:\n{err.read().decode()}"
+    return json.loads(out)
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -300,6 +356,296 @@ def test_python_threads_and_torch_threads_work(uid):
     assert report["tasks"] >= 2, "torch's intra-op pool should have started a thread"
 
 
+# ---------------------------------------------------------------------------------------------------------
+# The empty root
+
+
+def expected_chain(readable) -> dict[str, list[str]]:
+    """The directories the empty root creates on the way to readable dirs, each with what it must list: only
+    the next name on the way (from a readable dir down, the real content)."""
+    chain: dict[str, set] = {}
+    for path in readable:
+        parts = path.strip("/").split("/")
+        for i in range(1, len(parts)):
+            ancestor = "/" + "/".join(parts[:i])
+            if any(ancestor == r or ancestor.startswith(r + "/") for r in readable):
+                break
+            chain.setdefault(ancestor, set()).add(parts[i])
+    return {a: sorted(names) for a, names in chain.items()}
+
+
+def proc_super_options() -> list[str]:
+    with open("/proc/self/mountinfo") as f:
+        lines = [line for line in f if line.split(" - ")[0].split()[4] == "/proc"]
+    return lines[-1].split(" - ")[1].split()[2].split(",")
+
+
+def test_empty_root_shows_only_the_system_and_the_jail(uid):
+    for place in (REFERENCE, "/work", "/opt", "/home", "/var/lib", "/srv", "/mnt", "/root/.bashrc", "/run", "/sys"):
+        assert os.path.lexists(place), f"the host has no {place}: its absence in the jail would prove nothing"
+    absent = [p for p in HOST_ONLY if os.path.lexists(p) and not on_the_way(p, PYTHON_DIRS)]
+    assert REFERENCE in absent and AUTOGRADER in absent and "/opt" in absent
+    chain = expected_chain(PYTHON_DIRS)
+    assert chain["/root"] == [".pyenv"] and chain["/work"] == ["main"] and chain[REPOSITORY] == [".venv"]
+    top = sorted(set(EMPTY_ROOT_ENTRIES) | {p.split("/")[1] for p in PYTHON_DIRS})
+    system = {n: os.readlink("/" + n) if os.path.islink("/" + n) else list(os.stat("/" + n)[1:3]) for n in SYSTEM}
+
+    def body():
+        sandbox.enter(jail(uid))
+        return {"top": sorted(os.listdir("/")), "absent": {p: errno_of(os.lstat, p) for p in absent},
+                "reference": errno_of(lambda: open(REFERENCE).read()),
+                "chain": {a: sorted(os.listdir(a)) for a in chain}, "var": sorted(os.listdir("/var")),
+                "system": {n: os.readlink("/" + n) if os.path.islink("/" + n) else list(os.stat("/" + n)[1:3])
+                           for n in SYSTEM},
+                "etc": sorted(os.listdir("/etc")), "ld_cache": len(open("/etc/ld.so.cache", "rb").read()),
+                "write_root": try_create("/"), "cwd": os.getcwd(),
+                "root_mount": [m for m in mounts() if m["point"] == "/"][-1]}
+
+    report = in_child(body)
+    assert report["top"] == top
+    assert report["absent"] == {p: errno.ENOENT for p in absent}, "host paths the jail must not have"
+    assert report["reference"] == errno.ENOENT  # FileNotFoundError: not merely unreadable
+    assert report["chain"] == chain, "a directory on the way to a readable dir shows only that way"
+    assert report["var"] == ["tmp"]
+    assert report["system"] == system  # the host's own directories (same inode), or the same symlinks
+    assert report["etc"] == sorted(os.listdir("/etc")) and report["ld_cache"] > 0
+    assert report["write_root"] == errno.EROFS and report["cwd"] == "/tmp"
+    assert report["root_mount"]["fstype"] == "tmpfs" and not report["root_mount"]["rw"]
+
+
+def test_proc_shows_only_the_jail_itself(uid):
+    other = next(u for u in iter(sandbox.pick_uid, None) if u != uid)
+    started = [_start_as(0), _start_as(other), _start_as(uid)]  # root; another uid; this uid (not dumpable)
+    pids = [pid for pid, _ in started]
+    try:
+        _wait_ready([fd for _, fd in started])
+        assert all(os.path.exists(f"/proc/{pid}/cmdline") for pid in pids + [1, os.getpid()])  # on the host
+
+        def body():
+            sandbox.enter(jail(uid))
+            hidden = pids + [1, os.getppid()]
+            threads = run_threads(2)
+            return {"me": os.getpid(), "listing": sorted(n for n in os.listdir("/proc") if n.isdigit()),
+                    "self": os.readlink("/proc/self"), "hidden": [errno_of(os.stat, f"/proc/{p}") for p in hidden],
+                    "cmdline": [errno_of(lambda p=p: open(f"/proc/{p}/cmdline").read()) for p in hidden],
+                    "environ": errno_of(lambda: open(f"/proc/{os.getppid()}/environ").read()),
+                    "uid_line": status_fields()["Uid"].split(), "fds": os.listdir("/proc/self/fd"),
+                    "dev_fd": os.listdir("/dev/fd"), "own_cmdline": len(open("/proc/self/cmdline").read()) > 0,
+                    "threads": len(set(threads)), "options": proc_super_options(),
+                    "proc_mount": [m for m in mounts() if m["point"] == "/proc"][-1],
+                    "cpuinfo": "processor" in open("/proc/cpuinfo").read()}
+
+        report = in_child(body)
+    finally:
+        for pid in pids:
+            _reap(pid, time.monotonic())
+        for _, fd in started:
+            os.close(fd)
+    assert report["listing"] == [str(report["me"])], "only the jailed process itself is listed"
+    assert report["self"] == str(report["me"])
+    assert report["hidden"] == [errno.ENOENT] * 5 and report["cmdline"] == [errno.ENOENT] * 5
+    assert report["environ"] == errno.ENOENT
+    assert report["uid_line"] == [str(uid)] * 4 and {"0", "1", "2"} <= set(report["fds"]) <= set(report["dev_fd"])
+    assert report["own_cmdline"] and report["threads"] == 2 and report["cpuinfo"]
+    assert "hidepid=invisible" in report["options"]
+    assert report["proc_mount"]["fstype"] == "proc" and not report["proc_mount"]["rw"]
+    assert {"nosuid", "nodev", "noexec"} <= set(report["proc_mount"]["options"].split(","))
+
+
+def test_devices(uid):
+    def body():
+        sandbox.enter(jail(uid))
+        with open("/dev/null", "wb") as null:
+            null.write(b"discarded")
+        full = os.open("/dev/full", os.O_WRONLY)
+        try:
+            full_write = errno_of(os.write, full, b"x")
+        finally:
+            os.close(full)
+        with open("/dev/urandom", "rb") as urandom, open("/dev/random", "rb") as random_, \
+                open("/dev/zero", "rb") as zero, open("/dev/null", "rb") as null:
+            report = {"urandom": len(set(urandom.read(64))) > 8, "random": len(random_.read(16)),
+                      "zero": zero.read(8) == bytes(8), "null": null.read() == b""}
+        report.update({"listing": sorted(os.listdir("/dev")), "full": full_write,
+                       "links": {n: os.readlink(f"/dev/{n}") for n in ("fd", "stdin", "stdout", "stderr")},
+                       "tty": errno_of(os.lstat, "/dev/tty"), "create": try_create("/dev"),
+                       "shm": try_create("/dev/shm")})
+        return report
+
+    report = in_child(body)
+    assert report.pop("listing") == DEV_ENTRIES
+    assert report.pop("links") == {"fd": "/proc/self/fd", "stdin": "/proc/self/fd/0", "stdout": "/proc/self/fd/1",
+                                   "stderr": "/proc/self/fd/2"}
+    assert report == {"urandom": True, "random": 16, "zero": True, "null": True, "full": errno.ENOSPC,
+                      "tty": errno.ENOENT, "create": errno.EROFS, "shm": None}
+
+
+def test_readable_paths_through_symlinks(uid, outside_tmp):
+    real = os.path.join(outside_tmp, "py-3.11")
+    os.makedirs(os.path.join(real, "lib"))
+    module = f"jailsym_{uuid.uuid4().hex}"
+    with open(os.path.join(real, "lib", module + ".py"), "w") as f:
+        f.write("VALUE = 5\n")
+    os.symlink("py-3.11", os.path.join(outside_tmp, "python"))  # relative
+    os.symlink(real, os.path.join(outside_tmp, "python-abs"))  # absolute
+    os.symlink("python", os.path.join(outside_tmp, "current"))  # a symlink to a symlink
+    os.mkdir(os.path.join(outside_tmp, "sibling"))  # not readable: stays out
+    given = os.path.join(outside_tmp, "current", "lib")
+    given_abs = os.path.join(outside_tmp, "python-abs", "lib")
+    links = {n: os.readlink(os.path.join(outside_tmp, n)) for n in ("python", "python-abs", "current")}
+
+    def body():
+        sandbox.enter(jail(uid, readable=(given, given_abs)))
+        sys.path.insert(0, given)
+        imported = importlib.import_module(module)
+        return {"value": imported.VALUE, "file": imported.__file__, "listing": sorted(os.listdir(outside_tmp)),
+                "links": {n: os.readlink(os.path.join(outside_tmp, n)) for n in links},
+                "real": os.path.realpath(given), "abs": os.listdir(given_abs),
+                "binds": [m["point"] for m in mounts() if m["point"].startswith(outside_tmp)]}
+
+    report = in_child(body)
+    assert report["value"] == 5 and report["file"] == os.path.join(given, module + ".py")
+    assert report["listing"] == ["current", "py-3.11", "python", "python-abs"]  # no "sibling"
+    assert report["links"] == links and report["real"] == os.path.join(real, "lib")
+    assert report["abs"] == [module + ".py"]
+    assert report["binds"] == [os.path.join(real, "lib")], "one bind, at the real path"
+
+
+def test_exec_through_the_venv_symlink_with_torch(uid):
+    """A launcher (seccomp off) execs the venv's python, a symlink into the base installation: the fresh
+    interpreter starts, loads libffi from /usr/lib for ctypes, imports torch and runs it, without /sys."""
+    assert os.path.islink(sys.executable) and os.path.realpath(sys.executable).startswith(sys.base_prefix)
+    code = """if True:
+        import ctypes, json, os, sys
+        import torch
+        default = torch.get_num_threads()
+        torch.set_num_threads(2)
+        a = torch.ones(512, 512)
+        b = a @ a
+        maps = open("/proc/self/maps").read()
+        print(json.dumps({"executable": sys.executable, "prefix": sys.prefix, "base": sys.base_prefix,
+                          "libffi": [line.split()[-1] for line in maps.splitlines() if "libffi" in line][:1],
+                          "cpu_count": os.cpu_count(), "default_threads": default, "threads": torch.get_num_threads(),
+                          "sum": float(b.sum()), "tasks": len(os.listdir("/proc/self/task")),
+                          "sys": os.path.lexists("/sys"), "pid": os.getpid(), "uid": os.getuid(),
+                          "proc": sorted(n for n in os.listdir("/proc") if n.isdigit()),
+                          "pyenv": os.listdir(os.path.dirname(sys.base_prefix))}))
+    """
+    report = exec_in_jail(Jail(uid=uid, gid=uid, readable=PYTHON_INSTALL, seccomp=False), code)
+    assert [report["executable"], report["prefix"], report["base"]] == [sys.executable, sys.prefix, sys.base_prefix]
+    assert report["libffi"] and report["libffi"][0].startswith(("/usr/lib", "/lib")), report["libffi"]
+    assert report["cpu_count"] == os.cpu_count() and report["default_threads"] == torch.get_num_threads()
+    assert report["threads"] == 2 and report["sum"] == 512.0 ** 3 and report["tasks"] >= 2
+    assert not report["sys"] and report["uid"] == uid
+    assert report["proc"] == [str(report["pid"])]
+    assert report["pyenv"] == [os.path.basename(sys.base_prefix)], "only the readable dir, not its siblings"
+
+
+def test_host_root_for_comparison(uid):
+    """root="host", the former behaviour: the host's world-readable files and every process are visible."""
+    def body():
+        sandbox.enter(jail(uid, root="host"))
+        return {"reference": os.path.exists(REFERENCE), "pid1": os.path.exists("/proc/1"), "sys": os.path.isdir("/sys"),
+                "write": try_create(REPOSITORY)}
+
+    assert in_child(body) == {"reference": True, "pid1": True, "sys": True, "write": errno.EROFS}
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Resource limits
+
+
+def allocation(fn) -> str:
+    """The name of the exception fn() raised, or "allocated"."""
+    try:
+        fn()
+    except (MemoryError, RuntimeError) as e:
+        return type(e).__name__
+    return "allocated"
+
+
+def test_max_data_mb_stops_big_allocations_in_a_torch_child(uid):
+    parent = vm_data_mb()  # imported torch, like the fork server: a forked child starts with all of it
+    limit = int(parent) + 300
+
+    def body(max_data_mb):
+        before = vm_data_mb()
+        sandbox.enter(jail(uid, max_data_mb=max_data_mb))
+        torch.set_num_threads(2)
+        a = torch.ones(512, 512)
+        corner = float((a @ a)[0, 0])
+        after_matmul = vm_data_mb()
+        hundred = torch.ones(100 * 2 ** 20 // 4)  # 100 MB, touched
+        with_100mb = vm_data_mb()
+        hundred_ok = float(hundred.sum()) == 100 * 2 ** 20 // 4
+        del hundred
+        report = {"before": before, "after_matmul": after_matmul, "with_100mb": with_100mb, "corner": corner,
+                  "hundred": hundred_ok, "limit": list(resource.getrlimit(resource.RLIMIT_DATA)),
+                  "torch_1g": allocation(lambda: torch.empty(2 ** 28))}  # 1 GiB of float32, never touched
+        if max_data_mb is not None:
+            report["bytes_1g"] = allocation(lambda: bytearray(10 ** 9))
+            try:
+                resource.setrlimit(resource.RLIMIT_DATA, (2 ** 40, 2 ** 40))
+                report["raise"] = "raised"
+            except (ValueError, OSError) as e:
+                report["raise"] = type(e).__name__
+            report["small_after"] = float(torch.ones(1000).sum())
+        return report
+
+    limited = in_child(body, limit)
+    assert abs(limited["before"] - parent) < 16, (limited["before"], parent)  # the inherited mappings count
+    assert limited["corner"] == 512.0 and limited["hundred"]
+    assert limited["limit"] == [limit * 2 ** 20] * 2
+    assert limited["with_100mb"] < limit
+    assert limited["torch_1g"] == "RuntimeError" and limited["bytes_1g"] == "MemoryError"
+    assert limited["raise"] == "ValueError"  # the uid cannot raise its hard limit
+    assert limited["small_after"] == 1000.0
+    unlimited = in_child(body, None)  # the same 1 GiB (virtual: never touched) is fine without the limit
+    assert unlimited["torch_1g"] == "allocated" and unlimited["limit"][1] == -1
+    print(f"VmData MB: parent {parent:.0f}, child {limited['before']:.0f}, after a 2-thread matmul "
+          f"{limited['after_matmul']:.0f}, with 100 MB {limited['with_100mb']:.0f}; limit {limit}")
+
+
+def test_max_processes_counts_the_uid_processes_and_threads(uid):
+    def body():
+        sandbox.enter(jail(uid, seccomp=False, max_processes=3))  # e.g. a launcher that must fork
+        read_end, write_end = os.pipe()
+        children, fork_error = [], None
+        for _ in range(5):
+            try:
+                pid = os.fork()
+            except OSError as e:
+                fork_error = e.errno
+                break
+            if pid == 0:
+                os.close(write_end)
+                os.read(read_end, 1)  # until the parent closes its end
+                os._exit(0)
+            children.append(pid)
+        try:
+            threading.Thread(target=lambda: None).start()
+            thread = "started"
+        except RuntimeError as e:
+            thread = str(e)
+        os.close(write_end)
+        for pid in children:
+            os.waitpid(pid, 0)
+        report = {"forked": len(children), "fork_error": fork_error, "thread_while_full": thread,
+                  "threads_after": len(set(run_threads(2)))}
+        report["limit"] = list(resource.getrlimit(resource.RLIMIT_NPROC))
+        try:
+            resource.setrlimit(resource.RLIMIT_NPROC, (100, 100))
+            report["raise"] = "raised"
+        except (ValueError, OSError) as e:
+            report["raise"] = type(e).__name__
+        return report
+
+    report = in_child(body)
+    assert report["forked"] == 2 and report["fork_error"] == errno.EAGAIN  # itself + 2 = 3
+    assert "can't start new thread" in report["thread_while_full"]  # threads count too
+    assert report["threads_after"] == 2 and report["limit"] == [3, 3] and report["raise"] == "ValueError"
+
+
 def test_scratch_tmpfs_is_empty_writable_private_and_limited(uid):
     marker = f"sandbox-marker-{uuid.uuid4().hex}"
 
@@ -339,29 +685,35 @@ def test_scratch_tmpfs_is_empty_writable_private_and_limited(uid):
     assert in_child(second_jail) == {d: [] for d in SCRATCH}
 
 
+@pytest.mark.parametrize("root", ["empty", "host"])
 @pytest.mark.parametrize("use_mount_setattr", [True, False], ids=["mount_setattr", "per-mount-remount"])
-def test_nothing_else_is_writable(uid, outside_tmp, use_mount_setattr):
-    world = os.path.join(outside_tmp, "world-writable")
+def test_nothing_else_is_writable(uid, outside_tmp, use_mount_setattr, root):
+    world = os.path.join(outside_tmp, "world-writable")  # readable: in the empty root, bound read-only
     os.mkdir(world)
     os.chmod(world, 0o777)
     world_file = os.path.join(world, "file")
     with open(world_file, "w"):
         pass
     os.chmod(world_file, 0o666)
-    places = ["/", "/etc", "/root", "/var", "/usr", "/work", REPOSITORY, os.getcwd(), "/run/lock", "/var/crash",
-              "/dev", "/dev/pts", world]
-    places = list(dict.fromkeys(p for p in places if os.path.isdir(p)))
+    host_places = ["/work", REPOSITORY, os.getcwd(), "/run/lock", "/var/crash", "/dev/pts"]
+    places = ["/", "/etc", "/root", "/var", "/usr", "/dev", world, *PYTHON_DIRS]  # /proc: see the mounts
+    places = list(dict.fromkeys(p for p in places + (host_places if root == "host" else []) if os.path.isdir(p)))
     world_writable = [p for p in places if os.stat(p).st_mode & 0o002]
-    assert "/run/lock" not in places or "/run/lock" in world_writable
+    assert world in world_writable
+    if root == "empty":  # absent, except the directories on the way to a readable dir (the venv is in /work)
+        places += [p for p in host_places if os.path.isdir(p) and on_the_way(p, PYTHON_DIRS + (world,))]
+    absent = [p for p in host_places if os.path.lexists(p) and p not in places] if root == "empty" else []
+    assert root == "host" or "/run/lock" in absent
 
     def body():
         sandbox._USE_MOUNT_SETATTR = use_mount_setattr
-        sandbox.enter(jail(uid))
+        sandbox.enter(jail(uid, readable=(world,), root=root))
         with open("/dev/null", "w") as null:
             null.write("discarded")
         return {"create": {p: try_create(p) for p in places},
                 "mkdir": {p: try_mkdir(p) for p in places},
                 "append": errno_of(lambda: open(world_file, "a").close()),
+                "absent": {p: errno_of(os.lstat, p) for p in absent},
                 "mounts": mounts()}
 
     report = in_child(body)
@@ -371,6 +723,7 @@ def test_nothing_else_is_writable(uid, outside_tmp, use_mount_setattr):
     for place in world_writable:  # only the read-only mount stops these
         assert report["create"][place] == errno.EROFS, place
     assert report["append"] == errno.EROFS
+    assert report["absent"] == {p: errno.ENOENT for p in absent}  # the empty root: not there at all
     writable = [m["point"] for m in report["mounts"] if m["rw"] and m["reachable"]]
     assert sorted(writable) == sorted(SCRATCH), writable
     if use_mount_setattr:  # one recursive call reaches hidden mounts too
@@ -415,7 +768,8 @@ def test_binds_read_only_and_writable(uid, tmp_path, outside_tmp):
     assert os.listdir(existing_target) == []  # the host's directory was only mounted over
 
 
-def test_root_only_files_are_unreadable(uid, outside_tmp):
+@pytest.mark.parametrize("root", ["empty", "host"])
+def test_root_only_files_are_unreadable(uid, outside_tmp, root):
     secret = os.path.join(outside_tmp, "secret.txt")
     with open(secret, "w") as f:
         f.write("secret")
@@ -426,17 +780,25 @@ def test_root_only_files_are_unreadable(uid, outside_tmp):
     with open(os.path.join(private, "inside.txt"), "w") as f:
         f.write("inside")
 
+    assert os.path.exists("/etc/shadow") and not os.stat("/etc/shadow").st_mode & 0o004
+
     def body():
-        sandbox.enter(Jail(uid=uid, gid=uid))  # nothing made readable: /root stays as it is
+        sandbox.enter(Jail(uid=uid, gid=uid, readable=(outside_tmp,), root=root))  # nothing under /root
         return {"secret": errno_of(lambda: open(secret).read()), "private": errno_of(os.listdir, private),
                 "inside": errno_of(lambda: open(os.path.join(private, "inside.txt")).read()),
-                "root": errno_of(os.listdir, "/root"),
-                "shadow": errno_of(lambda: open("/etc/shadow").read()) if os.path.exists("/etc/shadow") else 13}
+                "root": errno_of(os.listdir, "/root"), "shadow": errno_of(lambda: open("/etc/shadow").read()),
+                "passwd": "root:" in open("/etc/passwd").read()}
 
-    assert in_child(body) == {k: errno.EACCES for k in ("secret", "private", "inside", "root", "shadow")}
+    report = in_child(body)
+    assert report.pop("passwd")  # world-readable on the host, and needed (pwd, getpass)
+    assert report.pop("root") == (errno.ENOENT if root == "empty" else errno.EACCES)
+    assert report == {k: errno.EACCES for k in ("secret", "private", "inside", "shadow")}  # mode bits hold
 
 
-def test_readable_dirs_behind_a_locked_ancestor(uid, outside_tmp, tmp_path):
+@pytest.mark.parametrize("root", ["empty", "host"])
+def test_readable_dirs_behind_a_locked_ancestor(uid, outside_tmp, tmp_path, root):
+    """A readable dir whose ancestor the uid cannot traverse gets a mirror tmpfs over that ancestor: in the
+    host's tree, and in the empty root inside a readable dir (outside_tmp here)."""
     locked = os.path.join(outside_tmp, "locked")  # root's, 0700: the uid cannot traverse it
     os.mkdir(locked)
     os.chmod(locked, 0o700)
@@ -458,8 +820,8 @@ def test_readable_dirs_behind_a_locked_ancestor(uid, outside_tmp, tmp_path):
     root_entries = {p.split("/")[2] for p in PYTHON_DIRS if p.startswith("/root/")}
 
     def listed():
-        sandbox.enter(jail(uid, readable=(package_dir, os.path.join(package_dir, "sub"), reachable_dir,
-                                          host_tmp_dir)))
+        sandbox.enter(jail(uid, readable=(outside_tmp, package_dir, os.path.join(package_dir, "sub"), reachable_dir,
+                                          host_tmp_dir), root=root))
         sys.path[:0] = [package_dir, host_tmp_dir]
         points = [m["point"] for m in mounts()]
         return {"value": importlib.import_module(module).VALUE, "tmp_value": importlib.import_module(tmp_module).VALUE,
@@ -467,7 +829,7 @@ def test_readable_dirs_behind_a_locked_ancestor(uid, outside_tmp, tmp_path):
                 "write_mirror": try_create(locked), "write_root": try_create("/root"), "root": os.listdir("/root")}
 
     def not_listed():
-        sandbox.enter(jail(uid))
+        sandbox.enter(jail(uid, root=root))
         sys.path.insert(0, package_dir)
         try:
             importlib.import_module(module)
@@ -485,19 +847,8 @@ def test_readable_dirs_behind_a_locked_ancestor(uid, outside_tmp, tmp_path):
     assert report["write_pkg"] == errno.EROFS and report["write_mirror"] == errno.EROFS
     assert report["write_root"] in (errno.EROFS, errno.EACCES)
     assert set(report["root"]) <= root_entries, "only the chains to readable dirs are visible in /root"
-    assert in_child(not_listed) == {"import": "ModuleNotFoundError", "locked": errno.EACCES}
-
-
-def _reachable_by(uid: int, path: str) -> bool:
-    """Whether uid (no groups) can search every directory down to path, by mode bits on the host."""
-    current = "/"
-    for name in path.strip("/").split("/"):
-        st = os.stat(current)
-        bits = st.st_mode >> (6 if st.st_uid == uid else 3 if st.st_gid == uid else 0)
-        if not bits & 1:
-            return False
-        current = os.path.join(current, name)
-    return True
+    absent = errno.ENOENT if root == "empty" else errno.EACCES  # empty root: outside_tmp is not there at all
+    assert in_child(not_listed) == {"import": "ModuleNotFoundError", "locked": absent}
 
 
 def test_stdlib_module_not_imported_before_the_fork(uid):
@@ -512,8 +863,7 @@ def test_stdlib_module_not_imported_before_the_fork(uid):
             return type(e).__name__
 
     assert in_child(body, PYTHON_DIRS) == os.path.join(stdlib, name + ".py")
-    if not _reachable_by(uid, stdlib):  # true here: the venv's Python is under /root (0700)
-        assert in_child(body, ()) in ("ModuleNotFoundError", "PermissionError")
+    assert in_child(body, ()) == "ModuleNotFoundError"  # the empty root shows no Python unless told to
 
 
 def test_jail_mounts_do_not_propagate(uid):
@@ -543,7 +893,7 @@ def test_identity_and_namespaces(uid):
         LIBC.prctl(PR_GET_PDEATHSIG, ctypes.byref(pdeathsig), 0, 0, 0)
         return {"ids": [os.getuid(), os.getgid(), os.geteuid(), os.getegid()], "groups": os.getgroups(),
                 "status": status_fields(), "ns": {ns: os.readlink(f"/proc/self/ns/{ns}") for ns in host},
-                "cwd": os.getcwd(), "core": list(__import__("resource").getrlimit(__import__("resource").RLIMIT_CORE)),
+                "cwd": os.getcwd(), "core": list(resource.getrlimit(resource.RLIMIT_CORE)),
                 "dumpable": LIBC.prctl(PR_GET_DUMPABLE, 0, 0, 0, 0), "pdeathsig": pdeathsig.value}
 
     report = in_child(body)
@@ -612,8 +962,17 @@ def test_enter_refuses_what_it_cannot_isolate(uid, tmp_path, outside_tmp):
     missing = str(tmp_path / "missing")
     assert missing in refusal(lambda: jail(uid, binds=((missing, "/tmp/x"),)))
     read_only_target = os.path.join(outside_tmp, "missing", "x")  # needs a directory on the read-only host tree
-    assert read_only_target in refusal(lambda: jail(uid, binds=((str(tmp_path), read_only_target),)))
+    assert read_only_target in refusal(lambda: jail(uid, binds=((str(tmp_path), read_only_target),), root="host"))
+    in_usr = f"/usr/sandbox-missing-{uuid.uuid4().hex}/x"  # empty root: a directory in the read-only /usr bind
+    assert in_usr in refusal(lambda: jail(uid, binds=((str(tmp_path), in_usr),)))
+    assert not os.path.lexists(os.path.dirname(in_usr))
     assert "root" in refusal(lambda: Jail(uid=0, gid=0))
+    assert "root='bogus'" in refusal(lambda: jail(uid, root="bogus"))
+    for limit in ({"max_data_mb": 0}, {"max_data_mb": 0.5}, {"max_processes": -1}, {"max_processes": 2.0},
+                  {"max_processes": True}, {"max_data_mb": float("nan")}):
+        assert next(iter(limit)) in refusal(lambda limit=limit: jail(uid, **limit)), limit
+    assert "/ readable" in refusal(lambda: jail(uid, readable=("/",)))
+    assert "bind at /" in refusal(lambda: jail(uid, binds=((str(tmp_path), "/"),)))
     directory = str(tmp_path)
     assert "open directory" in refusal(lambda: jail(uid), lambda: os.open(directory, os.O_RDONLY))
     release = threading.Event()

@@ -10,7 +10,7 @@ UNUSED = {"find_unused_parameters": True}
 
 
 def unused_everywhere(o: Outcome) -> None:
-    for rank, (r, g) in enumerate(zip(o.ref, o.got)):
+    for rank, (r, g) in enumerate(zip(o.ref, o.got, strict=True)):
         for name, none in r["grad_is_none"].items():
             if g["grad_is_none"].get(name) != none:
                 fail(f"rank {rank}, {name}: grad is {'None' if g['grad_is_none'].get(name) else 'a tensor'}; torch "

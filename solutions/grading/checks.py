@@ -23,12 +23,14 @@ from __future__ import annotations
 
 import json
 import os
+import secrets
 from dataclasses import dataclass, field
 from typing import Any, Callable, Union
 
 ANSWER, NONE = "answer", "none"
 DEADLINE_FLOOR_S = 15.0  # a run may take this long, plus DEADLINE_FACTOR times what the reference took
 DEADLINE_FACTOR = 20.0  # ... on the same machine, in the same session: no verdict depends on its speed
+HOLD_FLOOR_S, HOLD_FACTOR = 2.0, 10.0  # the overlap probe's wait (check 3.8), likewise from torch's own run
 EXPECTED = os.path.join(os.path.dirname(os.path.abspath(__file__)), "expected.json")
 
 
@@ -50,6 +52,7 @@ class Run:
     ref: Union[dict, str] = ANSWER  # overrides for torch's run beside yours, ANSWER or NONE
     mistakes: dict = field(default_factory=dict)  # {what the mistake is: kwargs overrides for the reference}
     label: str = ""  # how messages name this input
+    feed: tuple = ()  # kwargs of your run that come from the reference's run (see candidate_kwargs)
 
     def key(self, overrides: dict | None = None) -> str:
         """What identifies the call (the cache key, and the key of expected.json)."""
@@ -67,18 +70,33 @@ class Run:
 def train(impl: str, label: str, world_size: int = 2, **kwargs: Any) -> Run:
     """A training run (``scenarios.train``): yours (``impl`` "reducer": your Reducer through the provided
     driver; "minddp": your whole DDP) against torch's DDP on the same model, data and arguments."""
-    return Run("train", {"impl": impl, **kwargs}, world_size=world_size, ref={"impl": "torch"}, label=label)
+    feed = (("bucket_indices",) if impl == "reducer" else ()) + (("hold_timeout_s",) if kwargs.get("hold_back") else ())
+    return Run("train", {"impl": impl, **kwargs}, world_size=world_size, ref={"impl": "torch"}, label=label, feed=feed)
+
+
+def candidate_kwargs(run: Run, ref: list | None, ref_seconds: float | None) -> dict:
+    """The kwargs of your run: the Run's own, plus what it takes from the reference's run of it: the buckets
+    torch assigns (the driver's), and a wait derived from how long torch took (no fixed number of seconds)."""
+    kwargs = dict(run.kwargs)
+    if "bucket_indices" in run.feed:
+        kwargs["bucket_indices"] = ref[0]["driver_buckets"]
+    if "hold_timeout_s" in run.feed:
+        kwargs["hold_timeout_s"] = HOLD_FLOOR_S + HOLD_FACTOR * (ref_seconds or 0.0)
+    if "values" in run.feed:  # each rank's number for the launch's all-reduce: not known before the run
+        kwargs["values"] = [secrets.randbelow(10**6) for _ in range(run.kwargs["nproc"])]
+    return kwargs
 
 
 @dataclass
 class Outcome:
-    """What a comparison gets: the run, your result (one entry per rank), the reference's (or None) and
-    the reference's result under each named mistake."""
+    """What a comparison gets: the run, your result (one entry per rank), the reference's (or None), the
+    reference's result under each named mistake, and the kwargs your run was given (``candidate_kwargs``)."""
 
     run: Run
     got: list
     ref: list | None
     mistakes: dict[str, list]
+    kwargs: dict = field(default_factory=dict)
 
 
 @dataclass(frozen=True)

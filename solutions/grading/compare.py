@@ -21,12 +21,14 @@ PHASES = (("buffers", "buffers after forward"), ("grads", "gradients when backwa
 def same_training(o: Outcome, section: str = "3") -> None:
     """Bit-for-bit equality of the start, and of every step's buffers, gradients and parameters, on every rank."""
     ref, got = o.ref, o.got
-    for rank, (r, g) in enumerate(zip(ref, got)):
+    for rank, (r, g) in enumerate(zip(ref, got, strict=True)):
+        if len(g["steps"]) != len(r["steps"]):
+            fail(f"rank {rank}: the scenario recorded {len(g['steps'])} steps, not {len(r['steps'])}")
         if g["params_at_start"] != r["params_at_start"] or g["buffers_at_start"] != r["buffers_at_start"]:
             fail(f"rank {rank}: parameters or buffers right after construction differ from torch DDP's: "
                  "broadcast every parameter and buffer from rank 0 in the constructor (handout §4).")
     for step in range(len(ref[0]["steps"])):  # step by step, every rank: the first divergence is the cause
-        for rank, (r, g) in enumerate(zip(ref, got)):
+        for rank, (r, g) in enumerate(zip(ref, got, strict=True)):
             rs, gs = r["steps"][step], g["steps"][step]
             for key, what in PHASES:
                 if rs[key] != gs[key]:
@@ -109,7 +111,7 @@ def scaling_hint(theirs: dict | None, mine: dict | None, world_size: int) -> str
 
 def close_training(o: Outcome, rtol: float = 1e-6, atol: float = 1e-7) -> None:
     """At 3 ranks x * (1/3) rounds and gloo's summation order depends on the buffer layout: ~1 ulp apart."""
-    for rank, (r, g) in enumerate(zip(o.ref, o.got)):
+    for rank, (r, g) in enumerate(zip(o.ref, o.got, strict=True)):
         for name, value in r["params"].items():
             mine = g["params"].get(name)
             if mine is None or mine.shape != value.shape or not np.allclose(mine, value, rtol=rtol, atol=atol):
@@ -131,7 +133,7 @@ def allreduces(record: dict, step: int, micro: int = -1) -> list[str]:
 def same_allreduces(o: Outcome, rule: str, first_step: int = 1) -> None:
     """Every backward from iteration ``first_step + 1`` on launches torch's all-reduces (elements, dtype), in
     order, on every rank."""
-    for rank, (ref, got) in enumerate(zip(o.ref, o.got)):
+    for rank, (ref, got) in enumerate(zip(o.ref, o.got, strict=True)):
         for step in range(first_step, len(ref["steps"])):
             for micro in range(len(ref["steps"][step]["backward"])):
                 mine, theirs = allreduces(got, step, micro), allreduces(ref, step, micro)
@@ -191,10 +193,10 @@ def same_outcomes(o: Outcome, describe, rule: str, rtol: float | None = None, ca
         return "error" not in a and "error" not in b and close(a["value"], b["value"], rtol)
 
     inputs, got, ref = o.run.kwargs[cases], o.got[0], o.ref[0]
-    for i, (case, r, g) in enumerate(zip(inputs, ref, got)):
+    for i, (case, r, g) in enumerate(zip(inputs, ref, got, strict=True)):
         if same(g, r):
             continue
         named = [text for text, results in o.mistakes.items()
-                 if not same(results[0][i], r) and all(same(m, mine) for m, mine in zip(results[0], got))]
+                 if not same(results[0][i], r) and all(same(m, mine) for m, mine in zip(results[0], got, strict=True))]
         fail(f"{describe(case)}\n  yours:    {outcome_text(g)}\n  expected: {outcome_text(r)}\n{rule}"
              + (f"\nYour answers are exactly what you get when {named[0]}." if named else ""))

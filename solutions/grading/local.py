@@ -16,7 +16,8 @@ import tempfile
 import time
 from typing import Any
 
-from grading.checks import NONE, ANSWER, Check, Outcome, Run, deadline_s, judge, load_expected, message
+from grading.checks import (ANSWER, NONE, Check, Outcome, Run, candidate_kwargs, deadline_s, judge, load_expected,
+                            message)
 from grading.feedback import scenario_failure
 from grading.pool import ForkServer, ScenarioError, WorkerPool, tail_of
 
@@ -65,14 +66,15 @@ class LocalRunner:
     def check(self, check: Check) -> None:
         for run in check.runs:
             ref, mistakes, ref_s = self.reference(run)
+            kwargs = {} if run.fn == "launch" else candidate_kwargs(run, ref, ref_s)  # torchrun's own numbers
             try:
                 got = launch(self.root, run.kwargs["nproc"]) if run.fn == "launch" else \
-                    self.call(run, run.kwargs, deadline_s(ref_s))[0]
+                    self.call(run, kwargs, deadline_s(ref_s))[0]
             except ScenarioError as error:
                 raise CheckFailed(message(check, run, scenario_failure(error))) from None
             except LaunchFailed as error:
                 raise CheckFailed(message(check, run, str(error))) from None
-            verdict = judge(check, Outcome(run, got, ref, mistakes))
+            verdict = judge(check, Outcome(run, got, ref, mistakes, kwargs))
             if verdict:
                 raise CheckFailed(verdict)
 

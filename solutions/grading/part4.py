@@ -20,7 +20,7 @@ def construction(o: Outcome) -> None:
 
 
 def buffers_each_forward(o: Outcome) -> None:
-    for rank, (r, g) in enumerate(zip(o.ref, o.got)):
+    for rank, (r, g) in enumerate(zip(o.ref, o.got, strict=True)):
         theirs = r["steps"][0]["forward"][0]  # later forwards of torch's also rebuild buckets
         for step, entry in enumerate(g["steps"]):
             if entry["forward"][0] != theirs:
@@ -65,13 +65,19 @@ def tied_once(o: Outcome) -> None:
 
 
 def raises_like_torch(o: Outcome) -> None:
-    for rank, (r, g) in enumerate(zip(o.ref, o.got)):
+    """Torch trains iteration 1 (the unused parameter's bucket never fills) and raises in iteration 2's forward."""
+    for rank, (r, g) in enumerate(zip(o.ref, o.got, strict=True)):
         if "error" not in g:
             fail(f"rank {rank}: training went on although a parameter got no gradient in iteration 1; torch's DDP "
                  f"raises in the next forward: {r.get('message', '')[:160]}... (handout §4)")
         if "Expected to have finished reduction" not in g["message"]:
             fail(f"rank {rank}: raised {g['error']}: {g['message'][:300]!r}; expected the RuntimeError that says "
                  "\"Expected to have finished reduction in the prior iteration ...\" (handout §4)")
+        if (g["step"], g["phase"]) != (r["step"], r["phase"]):
+            fail(f"rank {rank}: raised in the {g['phase']} of step {g['step']}; torch's DDP raises in the "
+                 f"{r['phase']} of step {r['step']}, after training step 1 normally (handout §4)")
+        if [s["params"] for s in g["steps"]] != [s["params"] for s in r["steps"]]:
+            fail(f"rank {rank}: the steps before the error do not match torch DDP's (handout §4)")
 
 
 CHECKS = [

@@ -25,10 +25,12 @@ children isolate themselves before running any student code; this file is what b
 from __future__ import annotations
 
 import base64
+import binascii
 import importlib
 import json
 import os
 import select
+import shutil
 import signal
 import socket
 import sys
@@ -36,12 +38,14 @@ import tempfile
 import time
 import traceback
 from dataclasses import dataclass, field
-from multiprocessing.connection import Connection
 from typing import Any, Callable
 
 COLLECTIVE_TIMEOUT_S = 20.0
 START_TIMEOUT_S = 60.0
-MAX_REPLY_BYTES = 256 * 2**20  # a larger reply is refused, never read into memory
+MAX_REPLY_BYTES = 32 * 2**20  # a larger reply is refused before it is read (the largest real one: ~9 MB)
+MAX_REPLY_TOKENS = 1_000_000  # JSON brackets and commas: a reply of millions of tiny lists would take GBs
+TENSOR_DTYPES = {"float16": 2, "bfloat16": 2, "float32": 4, "float64": 8, "int8": 1, "uint8": 1, "int16": 2,
+                 "int32": 4, "int64": 8, "bool": 1}
 TAIL_CHARS = 2000  # of a log or a traceback, in a failure
 # What the fork server imports before forking: every worker starts with it loaded.
 PRELOAD = ("torch", "torch.distributed", "numpy", "grading.scenarios")
@@ -125,11 +129,99 @@ def decode(obj: Any) -> Any:
 
 
 def _array(obj: dict):
+    """A numpy array from its encoding, checked: a known dtype, a shape of sizes, exactly the bytes it needs."""
     import numpy as np
-    raw = base64.b64decode(obj["data"])
-    if obj["__tensor__"] == "bfloat16":
-        return (np.frombuffer(raw, dtype=np.uint16).astype(np.uint32) << 16).view(np.float32).reshape(obj["shape"])
-    return np.frombuffer(raw, dtype=np.dtype(obj["__tensor__"])).reshape(obj["shape"])
+    dtype, shape = obj.get("__tensor__"), obj.get("shape")
+    if dtype not in TENSOR_DTYPES or not isinstance(shape, list) or \
+            not all(isinstance(n, int) and not isinstance(n, bool) and n >= 0 for n in shape):
+        raise ValueError(f"not a tensor encoding: dtype {str(dtype)[:40]!r}, shape {str(shape)[:40]}")
+    try:
+        raw = base64.b64decode(obj.get("data", ""), validate=True)
+    except (binascii.Error, TypeError, ValueError):
+        raise ValueError("a tensor's data is not base64") from None
+    count = 1
+    for n in shape:
+        count *= n
+    if count * TENSOR_DTYPES[dtype] != len(raw):
+        raise ValueError(f"a tensor of shape {shape} and dtype {dtype} cannot hold {len(raw)} bytes")
+    if dtype == "bfloat16":
+        return (np.frombuffer(raw, dtype=np.uint16).astype(np.uint32) << 16).view(np.float32).reshape(shape)
+    return np.frombuffer(raw, dtype=np.dtype(dtype)).reshape(shape)
+
+
+# -- the channel: one length-prefixed JSON message per request and per reply -----------------------------------
+
+def send_message(sock: socket.socket, payload: bytes) -> None:
+    sock.sendall(len(payload).to_bytes(8, "big") + payload)
+
+
+def recv_message(sock: socket.socket) -> bytes | None:
+    """The next whole message (blocking), or None at end of file: the worker's side (trusted sender)."""
+    header = _recv_exactly(sock, 8)
+    return None if header is None else _recv_exactly(sock, int.from_bytes(header, "big"))
+
+
+def _recv_exactly(sock: socket.socket, n: int) -> bytes | None:
+    chunks, left = [], n
+    while left:
+        chunk = sock.recv(min(left, 1 << 20))
+        if not chunk:
+            return None
+        chunks.append(chunk)
+        left -= len(chunk)
+    return b"".join(chunks)
+
+
+class Inbox:
+    """The caller's side of one rank's channel: bytes arrive as they come (never a blocking read, so a rank
+    that sends half a message cannot stall the caller); a message over MAX_REPLY_BYTES is refused unread."""
+
+    def __init__(self, sock: socket.socket):
+        self.sock = sock
+        sock.setblocking(False)
+        self.buffer = bytearray()
+
+    def fileno(self) -> int:
+        return self.sock.fileno()
+
+    def read(self) -> tuple[str, bytes | None]:
+        """("message", payload), ("more", None) if a message is not complete yet, ("closed" | "too large", None)."""
+        try:
+            chunk = self.sock.recv(1 << 20)
+        except BlockingIOError:
+            chunk = None
+        except OSError:
+            return "closed", None
+        if chunk == b"":
+            return "closed", None
+        if chunk:
+            self.buffer += chunk
+        if len(self.buffer) >= 8:
+            size = int.from_bytes(self.buffer[:8], "big")
+            if size > MAX_REPLY_BYTES:
+                return "too large", None
+            if len(self.buffer) >= 8 + size:
+                payload = bytes(self.buffer[8:8 + size])
+                del self.buffer[:8 + size]
+                return "message", payload
+        return "more", None
+
+    def close(self) -> None:
+        self.sock.close()
+
+
+def parse_reply(payload: bytes) -> Any:
+    """A reply's JSON with its tensors decoded; ValueError if it is anything else (too many values, too
+    deep, a malformed tensor...): student code wrote it, so nothing about it is trusted."""
+    if payload.count(b"[") + payload.count(b"{") + payload.count(b",") > MAX_REPLY_TOKENS:
+        raise ValueError(f"more than {MAX_REPLY_TOKENS:,} JSON values")
+    try:
+        reply = json.loads(payload)
+        if isinstance(reply, dict) and reply.get("ok") is True and "result" in reply:
+            reply["result"] = decode(reply["result"])
+        return reply
+    except (ValueError, RecursionError, MemoryError, TypeError, KeyError, AttributeError) as error:
+        raise ValueError(f"{type(error).__name__}: {str(error)[:200]}") from None
 
 
 def tail_of(path: str, limit: int = TAIL_CHARS) -> str:
@@ -267,6 +359,9 @@ def serve(fd: int, child_setup: Callable[[dict], None] | None = None,
                 for f in (sock.fileno(), wake_r, wake_w):
                     os.close(f)
                 _child(json.loads(message), fds, child_setup)
+            except BaseException:  # the setup failed: say why in the worker's log, where the pool looks
+                traceback.print_exc()
+                sys.stderr.flush()
             finally:
                 os._exit(1)
         for f in fds:
@@ -284,9 +379,8 @@ def _child(request: dict, fds: list[int], child_setup: Callable[[dict], None] | 
     os.environ.clear()
     os.environ.update(request["env"])
     sys.path[:0] = [p for p in os.environ.get("MINDDP_PATHS", "").split(os.pathsep) if p]
-    if child_setup:
-        child_setup(request["setup"])
-    worker_main(channel, stack)
+    main = child_setup(request["setup"]) if child_setup else None  # the hook may give the child another job
+    (main or worker_main)(channel, stack)
 
 
 # -- the worker ----------------------------------------------------------------------------------------------
@@ -298,30 +392,34 @@ def worker_main(fd: int, stack_fd: int) -> None:
     import gc
     from datetime import timedelta
 
-    conn = Connection(fd)
+    # The names this loop uses are bound here, before any scenario (or student code) runs in this process.
+    sock, dumps, loads, send = socket.socket(fileno=fd), json.dumps, json.loads, send_message
     faulthandler.register(signal.SIGUSR1, file=os.fdopen(stack_fd, "w"), all_threads=True)
     try:
         import torch.distributed as dist
         dist.init_process_group("gloo", timeout=timedelta(seconds=float(os.environ["MINDDP_COLLECTIVE_TIMEOUT_S"])))
-        conn.send_bytes(json.dumps({"ok": True, "result": None}).encode())
+        send(sock, dumps({"ok": True, "result": None}).encode())
     except BaseException as error:
-        conn.send_bytes(json.dumps({"ok": False, "error": _error_report(error)}).encode())
+        send(sock, dumps({"ok": False, "error": _error_report(error)}).encode())
         os._exit(1)
     while True:
         try:
-            request = json.loads(conn.recv_bytes())
-        except (EOFError, OSError):
+            message = recv_message(sock)
+        except OSError:
             break
+        if message is None:
+            break
+        request = loads(message)
         if request.get("fn") is None:
             break
         try:
             module_name, _, function_name = request["fn"].partition(":")
             function = getattr(importlib.import_module(module_name), function_name)
-            reply = {"ok": True, "result": encode(function(**request["kwargs"]))}
+            payload = dumps({"ok": True, "result": encode(function(**request["kwargs"]))}).encode()
         except BaseException as error:  # report everything, even SystemExit from a scenario
-            reply = {"ok": False, "error": _error_report(error)}
-        conn.send_bytes(json.dumps(reply).encode())
-        reply = request = None
+            payload = dumps({"ok": False, "error": _error_report(error)}).encode()
+        send(sock, payload)
+        payload = request = None
         gc.collect()
     gc.collect()
     try:
@@ -340,6 +438,8 @@ def _error_report(error: BaseException) -> dict:
 
 # -- the caller's side ----------------------------------------------------------------------------------------
 
+PENDING = object()  # a reply still on its way
+
 class WorkerPool:
     """``world_size`` gloo workers forked by ``server``, reused across scenarios until one fails.
 
@@ -355,8 +455,8 @@ class WorkerPool:
         self.env, self.setup = dict(env or {}), dict(setup or {})
         self.collective_timeout_s = collective_timeout_s
         self.pids: list[int] = []
-        self.conns: list[Connection] = []
-        self.logdir = tempfile.mkdtemp(prefix="minddp-pool-")
+        self.inboxes: list[Inbox] = []
+        self.logdir = ""  # a fresh folder per start, removed by close()
         self.starts = 0  # how many times workers were started
 
     def __enter__(self) -> "WorkerPool":
@@ -377,8 +477,13 @@ class WorkerPool:
                 "MINDDP_PATHS": os.pathsep.join(self.paths)}
 
     def start(self) -> None:
+        self.fork_workers()
+        self._collect(START_TIMEOUT_S, "starting the workers")
+
+    def fork_workers(self) -> None:
         self.close()
         self.starts += 1
+        self.logdir = tempfile.mkdtemp(prefix="minddp-pool-")
         port = _free_port()
         for rank in range(self.world_size):
             ours, theirs = socket.socketpair()
@@ -390,24 +495,26 @@ class WorkerPool:
                                                       [theirs.fileno(), stack.fileno(), out.fileno()]))
                 finally:
                     theirs.close()
-            self.conns.append(Connection(ours.detach()))
-        self._collect(START_TIMEOUT_S, "starting the workers")
+            self.inboxes.append(Inbox(ours))
 
     def run(self, fn: str, deadline_s: float = 60.0, **kwargs: Any) -> list[Any]:
         """Run ``fn`` ("module:function") with ``kwargs`` on every rank; return each rank's result."""
         if not self.pids:
             self.start()
         message = json.dumps({"fn": fn, "kwargs": kwargs}).encode()
-        for rank, conn in enumerate(self.conns):
+        for rank, inbox in enumerate(self.inboxes):
             try:
-                conn.send_bytes(message)
+                inbox.sock.setblocking(True)
+                send_message(inbox.sock, message)
+                inbox.sock.setblocking(False)
             except OSError:
                 self.close(graceful=False)
                 raise ScenarioError(fn, [RankFailure(rank, "exited", message="gone before the scenario started")], [])
-        return [decode(r) for r in self._collect(deadline_s, fn.split(":")[-1])]
+        return self._collect(deadline_s, fn.split(":")[-1])
 
     def _collect(self, deadline_s: float, what: str) -> list[Any]:
-        """One result per rank, or ScenarioError; on a deadline, dump the stuck ranks' stacks first."""
+        """One result per rank, or ScenarioError; on a deadline, dump the stuck ranks' stacks first. Every rank
+        is watched until the last one is done (one that replied may still misbehave meanwhile)."""
         deadline = time.monotonic() + deadline_s
         results: dict[int, Any] = {}
         failures: dict[int, RankFailure] = {}
@@ -415,21 +522,27 @@ class WorkerPool:
             waiting = [r for r in range(self.world_size) if r not in results and r not in failures]
             if failures:  # the others get a short grace to fail too (their collectives broke), then count as stuck
                 deadline = min(deadline, time.monotonic() + 5.0)
-            if time.monotonic() > deadline:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
                 for failure in self._stuck(waiting):
                     failures[failure.rank] = failure
                 break
-            for rank in waiting:
-                failure = self.watch(rank)
+            for rank in range(self.world_size):
+                failure = self.watch(rank) if rank not in failures else None
                 if failure is not None:
+                    results.pop(rank, None)
                     failures[rank] = failure
-                elif self.conns[rank].poll(0.02):
-                    reply = self._reply(rank)
-                    if isinstance(reply, RankFailure):
-                        failures[rank] = reply
-                    else:
-                        results[rank] = reply
-                elif self.server.exit_code(self.pids[rank]) is not None:
+            readable, _, _ = select.select([self.inboxes[r] for r in waiting if r not in failures], [], [],
+                                           min(remaining, 0.05))
+            for inbox in readable:
+                rank = self.inboxes.index(inbox)
+                reply = self._reply(rank)
+                if isinstance(reply, RankFailure):
+                    failures[rank] = reply
+                elif reply is not PENDING:
+                    results[rank] = reply
+            for rank in waiting:
+                if rank not in results and rank not in failures and self.server.exit_code(self.pids[rank]) is not None:
                     failures[rank] = self._exited(rank)
         if failures:
             self.close(graceful=False)  # a failed rank may leave collectives half done: never reuse the group
@@ -437,13 +550,21 @@ class WorkerPool:
         return [results[r] for r in range(self.world_size)]
 
     def _reply(self, rank: int) -> Any:
-        """A rank's reply, checked: ``{"ok": true, "result": ...}`` or ``{"ok": false, "error": {...}}``."""
-        try:
-            reply = json.loads(self.conns[rank].recv_bytes(MAX_REPLY_BYTES))
-        except (EOFError, OSError):
+        """A rank's result, a RankFailure, or PENDING (its message is not complete yet). A reply must be
+        ``{"ok": true, "result": ...}`` or ``{"ok": false, "error": {"error", "message", "where"}}``."""
+        status, payload = self.inboxes[rank].read()
+        if status == "more":
+            return PENDING
+        if status == "closed":
             return self._exited(rank)
-        except ValueError:
-            return RankFailure(rank, "garbled", message="its reply was not JSON", log=self.log_tail(rank))
+        if status == "too large":
+            return RankFailure(rank, "garbled", message=f"its reply was larger than {MAX_REPLY_BYTES >> 20} MB",
+                               log=self.log_tail(rank))
+        try:
+            reply = parse_reply(payload)
+        except ValueError as error:
+            return RankFailure(rank, "garbled", message=f"its reply was not what a scenario returns ({error})",
+                               log=self.log_tail(rank))
         if isinstance(reply, dict) and reply.get("ok") is True and "result" in reply:
             return reply["result"]
         error = reply.get("error") if isinstance(reply, dict) and reply.get("ok") is False else None
@@ -481,9 +602,10 @@ class WorkerPool:
     def close(self, graceful: bool = True) -> None:
         """Stop every worker and reap it: idle workers leave on their own, the rest are killed."""
         if graceful:
-            for conn in self.conns:
+            for inbox in self.inboxes:
                 try:
-                    conn.send_bytes(b'{"fn": null}')
+                    inbox.sock.setblocking(True)
+                    send_message(inbox.sock, b'{"fn": null}')
                 except OSError:
                     pass
             deadline = time.monotonic() + 2.0
@@ -495,9 +617,12 @@ class WorkerPool:
                     os.killpg(pid, signal.SIGKILL)
                 except (ProcessLookupError, PermissionError):
                     pass
-        for conn in self.conns:
-            conn.close()
-        self.pids, self.conns = [], []
+        for inbox in self.inboxes:
+            inbox.close()
+        self.pids, self.inboxes = [], []
+        if self.logdir:
+            shutil.rmtree(self.logdir, ignore_errors=True)
+            self.logdir = ""
 
 
 def _free_port() -> int:

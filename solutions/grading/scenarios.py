@@ -21,15 +21,13 @@ import datetime
 import functools
 import hashlib
 import pickle
+import secrets
 import traceback
 from typing import Any, Callable
 
 import torch
 import torch.distributed as dist
 
-# torch's bucket assignment, which the driver uses (your files may not: handout §8). Taken when this module
-# is imported, i.e. before anything else runs in the worker.
-_TORCH_BUCKETS = dist._compute_bucket_assignment_by_size
 MiB = 2**20
 
 
@@ -73,22 +71,27 @@ def bucket_limits(bucket_cap_mb: float | None = None, bucket_cap_mb_list: list |
     return [int(mb * MiB) for mb in mbs]
 
 
-class ReducerDriver(torch.nn.Module):
-    """Drives your Reducer the way a DDP wrapper does, and nothing more: the trainable parameters, bucketed
-    by torch in reverse order, go to ``Reducer(params, bucket_indices)``; every forward with gradients
-    enabled ends with ``prepare_for_backward()``. Every rank builds the same model from the same seed,
-    so no broadcast is needed."""
+def torch_buckets(module: torch.nn.Module, ddp_kwargs: dict) -> list[list[int]]:
+    """torch's own assignment of the trainable parameters, in reverse order, with torch DDP's limits: what the
+    driver hands your Reducer. Computed in torch's run (the reference), which passes it to yours."""
+    params = [p for p in module.parameters() if p.requires_grad]
+    order = list(range(len(params) - 1, -1, -1))
+    limits = bucket_limits(ddp_kwargs.get("bucket_cap_mb"), ddp_kwargs.get("bucket_cap_mb_list"))
+    return dist._compute_bucket_assignment_by_size([params[i] for i in order], limits, [], order)[0]
 
-    def __init__(self, module: torch.nn.Module, bucket_cap_mb: float | None = None,
-                 bucket_cap_mb_list: list | None = None):
+
+class ReducerDriver(torch.nn.Module):
+    """Drives your Reducer the way a DDP wrapper does, and nothing more: the trainable parameters, in the
+    buckets torch assigns them (``bucket_indices``, from torch's run of the same scenario), go to
+    ``Reducer(params, bucket_indices)``; every forward with gradients enabled ends with
+    ``prepare_for_backward()``. Every rank builds the same model from the same seed, so no broadcast is
+    needed."""
+
+    def __init__(self, module: torch.nn.Module, bucket_indices: list[list[int]], **_limits: Any):
         super().__init__()
         from minddp.reducer import Reducer
         self.module = module
-        params = [p for p in module.parameters() if p.requires_grad]
-        order = list(range(len(params) - 1, -1, -1))
-        buckets, _ = _TORCH_BUCKETS([params[i] for i in order], bucket_limits(bucket_cap_mb, bucket_cap_mb_list),
-                                    [], order)
-        self.reducer = Reducer(params, buckets, None)
+        self.reducer = Reducer([p for p in module.parameters() if p.requires_grad], bucket_indices, None)
 
     def forward(self, *inputs: Any, **kwargs: Any) -> Any:
         outputs = self.module(*inputs, **kwargs)
@@ -100,7 +103,7 @@ class ReducerDriver(torch.nn.Module):
         self.reducer.register_comm_hook(state, hook)
 
 
-def wrap(impl: str, module: torch.nn.Module, ddp_kwargs: dict) -> torch.nn.Module:
+def wrap(impl: str, module: torch.nn.Module, ddp_kwargs: dict, bucket_indices: list | None) -> torch.nn.Module:
     if impl == "torch":
         kwargs = {k: v for k, v in ddp_kwargs.items() if k != "rebuild_buckets"}
         return torch.nn.parallel.DistributedDataParallel(module, **kwargs)
@@ -108,7 +111,7 @@ def wrap(impl: str, module: torch.nn.Module, ddp_kwargs: dict) -> torch.nn.Modul
         from minddp.ddp import DistributedDataParallel
         return DistributedDataParallel(module, **ddp_kwargs)
     if impl == "reducer":
-        return ReducerDriver(module, **ddp_kwargs)
+        return ReducerDriver(module, bucket_indices, **ddp_kwargs)
     raise ValueError(f"unknown impl {impl!r}")
 
 
@@ -133,21 +136,25 @@ def install_hook(impl: str, ddp: torch.nn.Module, hook: str, names: dict[int, st
 # -- the training scenario -----------------------------------------------------------------------------------
 
 def train(catch: bool = False, **kwargs: Any) -> dict:
-    """``_train(**kwargs)``; with ``catch``, an exception is the result ({"error": type, "message": text}),
-    for checks that expect one on every rank."""
+    """``_train(**kwargs)``; with ``catch``, for checks that expect an error, an exception is the result:
+    {"error": type, "message": text, "step": where, "phase": "construct" | "forward" | "backward" | "step",
+    "steps": the steps recorded before it}."""
+    progress: dict[str, Any] = {"step": 0, "phase": "construct", "steps": []}
     if not catch:
-        return _train(**kwargs)
+        return _train(progress=progress, **kwargs)
     try:
-        return _train(**kwargs)
+        return _train(progress=progress, **kwargs)
     except NotImplementedError:
         raise  # a stub is not the error a check expects
     except Exception as error:
-        return {"error": type(error).__name__, "message": str(error)[:2000]}
+        return {"error": type(error).__name__, "message": str(error)[:2000], "step": progress["step"],
+                "phase": progress["phase"], "steps": progress["steps"]}
 
 
 def _train(impl: str, model: str, steps: int = 3, seed_per_rank: bool = False, ddp_kwargs: dict | None = None,
            hook: str | None = None, accumulate: int = 1, no_sync: str = "forward", use_b: str = "all",
-           lr: float = 0.05, tensors: bool = False, hold_back: bool = False) -> dict:
+           lr: float = 0.05, tensors: bool = False, hold_back: bool = False, hold_timeout_s: float = 10.0,
+           bucket_indices: list | None = None, progress: dict | None = None) -> dict:
     """Train ``steps`` SGD steps and record what the DDP did.
 
     accumulate: micro-batches per step; all but the last run under ``no_sync`` as chosen by ``no_sync``:
@@ -156,7 +163,10 @@ def _train(impl: str, model: str, steps: int = 3, seed_per_rank: bool = False, d
     use_b: for the "branchy" model, which ranks use branch b: "all", "none" or "rank0".
     tensors: also return the final parameters (for comparisons within a tolerance, world size 3).
     hold_back: in the second step, rank 1 holds back its first all-reduce until rank 0's backward has
-      computed every gradient (see ``ReadyProbe``): ``backward_blocked`` says whether rank 0 got there.
+      computed every gradient (see ``ReadyProbe``), for at most ``hold_timeout_s`` (the runner derives it
+      from torch's run): ``backward_blocked`` says whether rank 0 got there.
+    bucket_indices: the buckets the driver hands your Reducer (impl "reducer"); torch's run records them
+      as ``driver_buckets``, and the runner passes them on.
     """
     from minddp import models
     rank = dist.get_rank()
@@ -165,10 +175,13 @@ def _train(impl: str, model: str, steps: int = 3, seed_per_rank: bool = False, d
         module.branch_first = "b" if rank % 2 == 0 else "a"  # rank 0 differs from reverse order
     names = {id(p): n for n, p in module.named_parameters()}
     mark = collective_mark()
-    ddp = wrap(impl, module, ddp_kwargs or {})
-    record: dict[str, Any] = {"construct": collectives_since(mark), "steps": [],
+    ddp = wrap(impl, module, ddp_kwargs or {}, bucket_indices)
+    progress = {} if progress is None else progress
+    record: dict[str, Any] = {"construct": collectives_since(mark), "steps": progress.setdefault("steps", []),
                               "params_at_start": digest(dict(module.named_parameters())),
                               "buffers_at_start": digest(dict(module.named_buffers()))}
+    if impl == "torch":
+        record["driver_buckets"] = torch_buckets(module, ddp_kwargs or {})
     bucket_log: list = []
     if hook:
         install_hook(impl, ddp, hook, names, bucket_log)
@@ -176,8 +189,9 @@ def _train(impl: str, model: str, steps: int = 3, seed_per_rank: bool = False, d
     forward_kwargs = {}
     if model == "branchy":
         forward_kwargs["use_b"] = use_b == "all" or (use_b == "rank0" and rank == 0)
-    probe = ReadyProbe(module, hold_back)
+    probe = ReadyProbe(module, hold_back, hold_timeout_s)
     for step in range(steps):
+        progress["step"] = step + 1
         optimizer.zero_grad(set_to_none=False if step else True)
         entry: dict[str, Any] = {"forward": [], "backward": [], "buffers": []}
         for micro in range(accumulate):
@@ -187,11 +201,13 @@ def _train(impl: str, model: str, steps: int = 3, seed_per_rank: bool = False, d
             ctx_b = ddp.no_sync() if skip_sync and no_sync == "backward" else contextlib.nullcontext()
             mark = collective_mark()
             with ctx_f:
+                progress["phase"] = "forward"
                 output = ddp(models.batch(model, rank, step * accumulate + micro), **forward_kwargs)
                 entry["forward"].append(collectives_since(mark))
                 entry["buffers"].append(digest(dict(module.named_buffers())))
                 mark = collective_mark()
                 probe.arm(hold=hold_back and step == 1 and last)
+                progress["phase"] = "backward"
                 with ctx_b:
                     models.loss_fn(output).backward()
             entry["backward"].append(collectives_since(mark))
@@ -202,6 +218,8 @@ def _train(impl: str, model: str, steps: int = 3, seed_per_rank: bool = False, d
                                   for n, p in module.named_parameters() if p.grad is not None}
         entry["local_abs_sums"] = probe.local_abs_sums()
         entry["backward_blocked"] = probe.blocked
+        entry["hold_value"] = probe.hold_value
+        progress["phase"] = "step"
         optimizer.step()
         entry["params"] = digest(dict(module.named_parameters()))
         entry["buckets"], bucket_log[:] = list(bucket_log), []
@@ -224,15 +242,17 @@ class ReadyProbe:
       its first all-reduce, until rank 0 has computed ALL its gradients. Rank 0 gets there only if its
       all-reduces do not block backward; if they do, ``blocked`` is set when the wait times out (then rank
       1 goes on, so nothing hangs). No timing is involved: the outcome depends only on the order of events.
+      The key rank 1 waits for is new in every run (a nonce rank 0 draws), and rank 0 writes a random value
+      there that rank 1 reports back (``hold_value``): a key set by anything else does not pass.
     """
 
-    HOLD_TIMEOUT_S = 4.0
-
-    def __init__(self, module: torch.nn.Module, hold_back: bool = False):
+    def __init__(self, module: torch.nn.Module, hold_back: bool = False, hold_timeout_s: float = 10.0):
         self.mark, self.count_at_last_grad, self.seen = 0, -1, 0
+        self.hold_timeout_s = hold_timeout_s
         self.local: dict[str, torch.Tensor] = {}
         self.trainable = [(n, p) for n, p in module.named_parameters() if p.requires_grad]
         self.hold_key: str | None = None
+        self.hold_value = ""  # what rank 0 wrote at its last gradient, and what rank 1 read there
         self.blocked = False
         if hold_back:
             self.store = dist.distributed_c10d._get_default_store()
@@ -241,19 +261,26 @@ class ReadyProbe:
 
     def arm(self, hold: bool = False) -> None:
         self.mark, self.count_at_last_grad, self.seen = collective_mark(), -1, 0
-        self.hold_key = f"minddp-probe/last-grad-{self.hold_seq}" if hold else None
+        self.hold_key, self.hold_value = None, ""
+        if hold:
+            nonce_key = f"minddp-probe/nonce-{self.hold_seq}"
+            if dist.get_rank() == 0:
+                self.store.set(nonce_key, secrets.token_hex(8))
+            self.hold_key = f"minddp-probe/last-grad-{self.store.get(nonce_key).decode()}"
 
     def _on_grad(self, name: str, grad: torch.Tensor) -> None:
         self.seen += 1
         if self.hold_key and self.seen == 1 and dist.get_rank() == 1:
             try:
-                self.store.wait([self.hold_key], datetime.timedelta(seconds=self.HOLD_TIMEOUT_S))
+                self.store.wait([self.hold_key], datetime.timedelta(seconds=self.hold_timeout_s))
+                self.hold_value = self.store.get(self.hold_key).decode()
             except Exception:  # rank 0 never computed its last gradient while we held back
                 self.blocked = True
         self.count_at_last_grad = collective_mark() - self.mark
         self.local[name] = self.local[name] + grad.detach() if name in self.local else grad.detach().clone()
         if self.hold_key and self.seen == len(self.trainable) and dist.get_rank() == 0:
-            self.store.set(self.hold_key, "1")
+            self.hold_value = secrets.token_hex(8)
+            self.store.set(self.hold_key, self.hold_value)
 
     def local_abs_sums(self) -> dict[str, float]:
         sums = {n: g.double().abs().sum().item() for n, g in self.local.items()}
@@ -308,7 +335,7 @@ def bucket_cases(cases: list[dict], reference: bool = False) -> list[dict]:
         tensors = [torch.empty(n, dtype=getattr(torch, d), device="meta") for n, d in zip(case["sizes"], case["dtypes"])]
         order = case.get("order") or list(range(len(tensors) - 1, -1, -1))
         if reference:
-            outcomes.append(outcome(lambda t=tensors, o=order, c=case: _TORCH_BUCKETS(
+            outcomes.append(outcome(lambda t=tensors, o=order, c=case: dist._compute_bucket_assignment_by_size(
                 [t[i] for i in o], c["limits"], [], o)[0]))
         elif case.get("order"):
             outcomes.append(outcome(lambda t=tensors, o=order, c=case:

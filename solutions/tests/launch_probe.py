@@ -1,22 +1,36 @@
-"""A training-script-shaped probe: joins the job from the torchrun environment, all-reduces, reports.
+"""A training-script-shaped probe for check 1.4: join the job from the torchrun environment, all-reduce one
+number, report what this rank learned, leave.
 
-Run by tests under both ``python -m minddp.launch`` and the real ``torchrun``; writes one JSON file per rank.
+    torchrun --standalone --nproc_per_node=2 tests/launch_probe.py OUT    # what `make test` runs: OUT/rank<r>.json
+
+On Gradescope the same ``probe`` runs in each rank of a launch with exactly the environment torchrun gives
+(``MINDDP_PROBE_VALUE``: the number each rank contributes; by default rank + 1).
 """
 
 import json
 import os
 import sys
 
-import torch
-import torch.distributed as dist
 
-from minddp.process_group import destroy_process_group, init_process_group
+def probe(report) -> None:
+    import torch
+    import torch.distributed as dist
 
-env = init_process_group(backend="gloo")
-total = torch.tensor([float(env.rank + 1)])
-dist.all_reduce(total)
-with open(os.path.join(sys.argv[1], f"rank{env.rank}.json"), "w") as f:
-    json.dump({"rank": env.rank, "world_size": env.world_size, "local_rank": env.local_rank,
-               "node_rank": env.node_rank, "sum": total.item(), "dist_rank": dist.get_rank()}, f)
-destroy_process_group()
-os._exit(0)  # skip interpreter teardown, where gloo sometimes aborts after the work is done
+    from minddp.process_group import destroy_process_group, init_process_group
+
+    env = init_process_group(backend="gloo")
+    total = torch.tensor([float(os.environ.get("MINDDP_PROBE_VALUE", env.rank + 1))])
+    dist.all_reduce(total)
+    report({"rank": env.rank, "world_size": env.world_size, "local_rank": env.local_rank,
+            "node_rank": env.node_rank, "sum": total.item(), "dist_rank": dist.get_rank()})
+    destroy_process_group()
+
+
+def write_report(report: dict) -> None:
+    with open(os.path.join(sys.argv[1], f"rank{os.environ['RANK']}.json"), "w") as f:
+        json.dump(report, f)
+
+
+if __name__ == "__main__":
+    probe(write_report)
+    os._exit(0)  # skip interpreter teardown, where gloo sometimes aborts after the work is done
