@@ -8,14 +8,13 @@ PYTEST := $(PY) -m pytest -p no:cacheprovider
 
 .DEFAULT_GOAL := help
 .PHONY: help install check test lint unit demo bench grade autograder clean assignment check-sync diff validate \
-        student handout selftest mutants grade-repeat gradescope-sim py310
+        student handout selftest mutants grade-repeat gradescope-sim limits py310
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-12s %s\n", $$1, $$2}'
 
-$(STAMP): requirements.txt requirements-dev.txt
-	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install --quiet --disable-pip-version-check -r requirements.txt -r requirements-dev.txt
+$(STAMP): requirements.txt requirements-dev.txt tools/student/install.py
+	$(PYTHON) tools/student/install.py $(VENV) -r requirements.txt -r requirements-dev.txt
 	@touch $@
 
 install: $(STAMP) ## create .venv with the pinned packages (torch 2.13.0 CPU)
@@ -24,7 +23,7 @@ install: $(STAMP) ## create .venv with the pinned packages (torch 2.13.0 CPU)
 # and the stubs + gradings of the solutions, the stubs and a few mutants), CI: `MUTANTS=all SELFTEST=all make test`.
 check: lint check-sync unit ## fast checks: lint, release in sync, unit tests of tools, grader, handout
 
-test: check validate selftest py310 ## every test the repository has (CI: MUTANTS=all SELFTEST=all)
+test: check validate selftest limits py310 ## every test the repository has (CI: MUTANTS=all SELFTEST=all)
 
 # Gradescope's image runs Python 3.10: where one exists here, the public checks and a full grading run under it
 # (in .venv310; without a CPU wheel for 3.10 on this machine, pip takes PyPI's CUDA build: ~5 GB, ~1 minute).
@@ -35,11 +34,14 @@ py310: ## the public checks and one grading of the solutions under a real Python
 ifeq ($(PYTHON310),)
 	@echo "py310: no Python 3.10 on this machine (set PYTHON310=...); vermin and ruff still check 3.10 syntax"
 else
-	@test -x $(VENV310)/bin/python || $(PYTHON310) -m venv $(VENV310)
-	$(VENV310)/bin/python -m pip install --quiet --disable-pip-version-check -r requirements.txt
+	@$(MAKE) --no-print-directory $(VENV310)/.installed
 	cd solutions && ../$(VENV310)/bin/python -m pytest -p no:cacheprovider -q tests
 	$(VENV310)/bin/python autograder/build.py grade --expect 110
 endif
+
+$(VENV310)/.installed: requirements.txt tools/student/install.py
+	$(PYTHON310) tools/student/install.py $(VENV310) -r requirements.txt
+	@touch $@
 
 lint: $(STAMP) ## prove the code runs on Gradescope's Python 3.10
 	$(VENV)/bin/vermin --quiet --no-tips --violations -t=3.10- --eval-annotations solutions autograder tools handout
@@ -86,6 +88,20 @@ mutants: $(STAMP) ## grade every mutant and correct variant (autograder/selftest
 
 grade-repeat: $(STAMP) ## grade the solutions N times (default 20): identical results? min/median/max time
 	$(PY) autograder/selftest/run.py repeat $(or $(N),20)
+
+# Gradescope's limits, walked the way CI walks them (root only): the built zip through setup.sh in a fresh
+# root, the solutions (110) and the stubs (0) at half a vCPU and 768 MB; then the self-test's time-sensitive
+# cases at a quarter vCPU beside CPU hogs (verdicts must not depend on speed).
+LIMITS_CASES := solutions,stubs,infinite-loop,deadlock,slow-not-hanging,partial-frame
+limits: $(STAMP) check-sync ## Gradescope's limits (root): gradescope-sim on solutions and stubs; timing cases at 0.25 CPU + hogs
+ifeq ($(shell id -u),0)
+	@root=$$(mktemp -d /tmp/minddp-limits-XXXXXX) && trap 'rm -rf "$$root"' EXIT && \
+	$(PY) autograder/sim.py --root "$$root/autograder" --submission solutions --expect 110 && \
+	$(PY) autograder/sim.py --root "$$root/autograder" --submission stubs --expect 0 --reuse-setup
+	$(PY) autograder/selftest/run.py --cases $(LIMITS_CASES) --cpus 0.25 --hog 2 --jobs 2
+else
+	@echo "limits: needs root (cgroups, a student uid), as Gradescope has; not run as uid $$(id -u)"
+endif
 
 gradescope-sim: $(STAMP) check-sync ## Gradescope on this machine (root): real /autograder, setup.sh, 0.5 CPU, 768 MB
 	$(PY) autograder/sim.py $(if $(SUBMISSION),--submission "$(SUBMISSION)") $(SIM_ARGS)

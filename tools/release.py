@@ -19,7 +19,7 @@ REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 # What of solutions/ students get (folders are copied whole); bench.py and the like stay with the staff.
 RELEASED = ("minddp", "grading", "tests", "pytest.ini", "demo.py", "answers.py")
 OPTIONAL = {"demo.py", "answers.py", "grading"}  # released when present (answers.py: the written questions, Part 6)
-TEMPLATES = {"README.md": "README.md", "Makefile": "Makefile", "course.py": "course.py", ".gitignore": "gitignore"}
+TEMPLATES = {"README.md": "README.md", "Makefile": "Makefile", "course.py": "course.py", "install.py": "install.py", ".gitignore": "gitignore"}
 # Build products that may sit in assignment/ (students' or staff's runs) without being part of the release.
 IGNORED_NAMES = {"__pycache__", ".pytest_cache", ".venv", "submission.zip", "submission.zip.partial"}
 IGNORED_SUFFIXES = (".pyc",)

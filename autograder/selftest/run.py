@@ -48,6 +48,8 @@ REPO = os.path.dirname(AUTOGRADER)
 if AUTOGRADER not in sys.path:
     sys.path.insert(0, AUTOGRADER)
 
+from limits import Cgroup, hogs, stop_hogs  # noqa: E402
+
 from selftest.cases import AT_END, CASES, FULL_REST, Case, Function  # noqa: E402
 
 CASE_TIMEOUT_S = 1800.0  # the runner's own limit per grading: only a grader bug can reach it
@@ -136,8 +138,15 @@ class Graded:
     problems: list = field(default_factory=list)  # what went wrong with the grading itself
 
 
+@dataclass(frozen=True)
+class Limits:
+    """Each grading inside a cgroup of ``cpus`` CPUs (and ``memory_mb``, if given); None: no cgroup."""
+    cpus: float | None = None
+    memory_mb: int | None = None
+
+
 def grade(source: str, submission: str, folder: str, cache: str | None, timeout_s: float = CASE_TIMEOUT_S,
-          python: str = sys.executable) -> Graded:
+          python: str = sys.executable, limits: Limits = Limits()) -> Graded:
     """Grade ``submission`` as run_autograder would, in ``folder`` laid out like /autograder."""
     case_source = os.path.join(folder, "source")
     shutil.copytree(source, case_source)  # a fresh copy: a hostile submission may litter it
@@ -147,18 +156,30 @@ def grade(source: str, submission: str, folder: str, cache: str | None, timeout_
     if cache:
         command += ["--reference-cache", cache]
     tag = uuid.uuid4().hex
+    temp = os.path.join(folder, "tmp")  # the grader's TMPDIR: whatever it leaves there is a leak
+    os.makedirs(temp)
     log_path = os.path.join(folder, "grader.log")
     began = time.monotonic()
     problems = []
-    with open(log_path, "wb") as log:
-        proc = subprocess.Popen(command, cwd=case_source, stdout=log, stderr=subprocess.STDOUT,
-                                stdin=subprocess.DEVNULL, env={**os.environ, TAG: tag}, start_new_session=True)
-        try:
-            returncode = proc.wait(timeout=timeout_s)
-        except subprocess.TimeoutExpired:
-            kill_all(processes_tagged(TAG, tag))
-            returncode = proc.wait()
-            problems.append(f"the grader did not finish within {timeout_s:.0f} s and was killed")
+    group = Cgroup(limits.cpus, limits.memory_mb) if limits.cpus else None
+    if group:
+        timeout_s /= min(1.0, limits.cpus)  # the runner's own guard, not a verdict: scaled to the CPU given
+    try:
+        with open(log_path, "wb") as log:
+            proc = subprocess.Popen(command, cwd=case_source, stdout=log, stderr=subprocess.STDOUT,
+                                    stdin=subprocess.DEVNULL, env={**os.environ, TAG: tag, "TMPDIR": temp}, start_new_session=True,
+                                    preexec_fn=group.join if group else None)
+            try:
+                returncode = proc.wait(timeout=timeout_s)
+            except subprocess.TimeoutExpired:
+                kill_all(processes_tagged(TAG, tag))
+                returncode = proc.wait()
+                problems.append(f"the grader did not finish within {timeout_s:.0f} s and was killed")
+    finally:
+        if group:
+            if group.oom_kills():
+                problems.append(f"{group.oom_kills()} process(es) were killed by the cgroup's out-of-memory killer")
+            group.remove()
     seconds = time.monotonic() - began
     try:
         with open(results, encoding="utf-8") as f:
@@ -172,6 +193,9 @@ def grade(source: str, submission: str, folder: str, cache: str | None, timeout_
         described = [describe_process(pid) for pid in left]
         kill_all(left)
         problems.append(f"the grader left {len(left)} process(es) running after it exited: {described}")
+    leftovers = sorted(os.listdir(temp))
+    if leftovers:
+        problems.append(f"the grader left {len(leftovers)} file(s) in its temporary folder: {leftovers[:5]}")
     if returncode != 0 and not problems:
         problems.append(f"the grader exited with code {returncode}")
     with open(log_path, "rb") as f:
@@ -310,9 +334,9 @@ class Outcome:
 class SelfTest:
     """Builds the autograder's source once; grades submissions against one reference pass."""
 
-    def __init__(self, workdir: str | None = None, python: str = sys.executable):
+    def __init__(self, workdir: str | None = None, python: str = sys.executable, limits: Limits = Limits()):
         self.workdir = workdir or tempfile.mkdtemp(prefix="minddp-selftest-")
-        self.python = python
+        self.python, self.limits = python, limits
         self.source = _load_build().build_source(os.path.join(self.workdir, "source"))
         self.cache = os.path.join(self.workdir, "reference-cache.json")
         self.baseline: dict | None = None
@@ -334,7 +358,7 @@ class SelfTest:
             cache = self.cache + ".copy-" + os.path.basename(folder)
             if os.path.exists(self.cache):
                 shutil.copyfile(self.cache, cache)  # each grading its own copy: nothing can spoil the next one's
-        graded = grade(self.source, submission, folder, cache, python=self.python)
+        graded = grade(self.source, submission, folder, cache, python=self.python, limits=self.limits)
         if cached and not os.path.exists(self.cache) and os.path.exists(cache):
             shutil.copyfile(cache, self.cache)  # the first grading computed the reference pass
         problems = list(graded.problems)
@@ -444,6 +468,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--keep", action="store_true", help="keep the work folder (graded folders, logs)")
     parser.add_argument("--python", default=sys.executable, help="the Python that runs the grader (and so the "
                         "workers)")
+    parser.add_argument("--cpus", type=float, help="grade each case in a cgroup of this many CPUs (root; e.g. "
+                        "0.25: a quarter of Gradescope's half vCPU machine)")
+    parser.add_argument("--memory-mb", type=int, help="with --cpus: the cgroup's memory limit as well")
+    parser.add_argument("--hog", type=int, default=0, help="processes spinning on the CPU beside the gradings")
     args = parser.parse_args(argv)
     if args.command == "list":
         for case in CASES:
@@ -456,9 +484,13 @@ def main(argv: list[str] | None = None) -> int:
     if unknown:
         parser.error(f"unknown cases {sorted(unknown)}; see `run.py list`")
     cases = [c for c in CASES if c.name in names]
-    test = SelfTest(python=args.python)
+    test = SelfTest(python=args.python, limits=Limits(args.cpus, args.memory_mb))
     began = time.monotonic()
-    outcomes, runs = test.run(cases, jobs=args.jobs, solutions_runs=args.solutions_runs)
+    spinning = hogs(args.hog)
+    try:
+        outcomes, runs = test.run(cases, jobs=args.jobs, solutions_runs=args.solutions_runs)
+    finally:
+        stop_hogs(spinning)
     print(table(outcomes))
     problems = [f"DETERMINISM: {p}" for p in determinism_problems(runs)]
     for p in problems:

@@ -1,4 +1,5 @@
-"""The staff front door as staff use it: a student's `make submit` zip, graded by `make grade SUBMISSION=...`
+"""The front doors as their users walk them: a student's `make install` (a fresh venv, torch's CPU build),
+`make test` and `make submit`; then the staff's `make grade SUBMISSION=...` on that zip
 (autograder/build.py grade: run_autograder in a folder laid out like Gradescope's /autograder), in every
 form Gradescope accepts: the zip itself (extracted as Gradescope does), a folder holding that one zip (a
 student who zipped the zip), and the plain folder. Each must score what the work earns: 110.
@@ -8,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -21,17 +23,54 @@ sys.path.insert(0, os.path.join(REPO, "tools", "student"))
 from course import load_student_files  # noqa: E402
 
 
+def student_make(folder, *args: str, timeout: int = 300) -> subprocess.CompletedProcess:
+    done = subprocess.run(["make", "--no-print-directory", "-C", str(folder), *args], capture_output=True,
+                          text=True, timeout=timeout)
+    assert done.returncode == 0, f"make {' '.join(args)}:\n{done.stdout[-4000:]}\n{done.stderr[-4000:]}"
+    return done
+
+
 @pytest.fixture(scope="module")
-def submitted(tmp_path_factory) -> str:
-    """submission.zip, written by the students' `make submit` in a release holding the solutions' files."""
+def student(tmp_path_factory):
+    """A student's copy of the release, after their own `make install` (a fresh .venv in it) and with the
+    solutions' files in place of the stubs: (folder, what `make install` printed)."""
     folder = tmp_path_factory.mktemp("student") / "assignment"
     shutil.copytree(os.path.join(REPO, "assignment"), folder, ignore=shutil.ignore_patterns("__pycache__", ".venv"))
+    installed = student_make(folder, "install", timeout=1800)
     for entry in load_student_files(os.path.join(REPO, "solutions", "student_files.json")):
         shutil.copyfile(os.path.join(REPO, "solutions", entry.path), folder / entry.path)
-    done = subprocess.run(["make", "--no-print-directory", "-C", str(folder), "submit", f"VENV={sys.prefix}"],
-                          capture_output=True, text=True, timeout=120)
-    assert done.returncode == 0, done.stdout + done.stderr
+    return folder, installed.stdout + installed.stderr
+
+
+@pytest.fixture(scope="module")
+def submitted(student) -> str:
+    """submission.zip, written by the students' `make submit`."""
+    folder, _ = student
+    student_make(folder, "submit")
     return str(folder / "submission.zip")
+
+
+def test_students_make_install_takes_the_cpu_build_and_says_how_much(student):
+    folder, printed = student
+    assert "will download" in printed and re.search(r"torch 2\.13\.0\S*\s+[\d,.]+ MB", printed), printed[-3000:]
+    python = str(folder / ".venv" / "bin" / "python")
+    done = subprocess.run([python, "-c", "import torch; print(torch.__version__, torch.version.cuda)"],
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    if sys.platform.startswith("linux"):
+        assert done.stdout.split()[1] == "None", f"make install took a CUDA build: {done.stdout}"
+    # The README's disk figure is a measurement: the venv must round to what it says.
+    with open(folder / "README.md", encoding="utf-8") as f:
+        stated = float(re.search(r"about ([\d.]+) GB of disk", f.read()).group(1))
+    used = sum(os.path.getsize(os.path.join(d, n)) for d, _, names in os.walk(folder / ".venv") for n in names
+               if not os.path.islink(os.path.join(d, n))) / 1e9
+    assert 0.5 * stated <= used <= 1.5 * stated, f"the README says about {stated} GB; the venv takes {used:.2f} GB"
+
+
+def test_students_make_test_runs_in_their_venv(student):
+    folder, _ = student
+    done = student_make(folder, "test", "PART=1")
+    assert " passed" in done.stdout and " failed" not in done.stdout, done.stdout[-2000:]
 
 
 @pytest.fixture(scope="module")

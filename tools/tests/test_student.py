@@ -6,6 +6,8 @@ import json
 import os
 import zipfile
 
+import pytest
+
 from conftest import make, replace_stubs_with_solutions, run_assign
 from validate import _judge_stub, provided_reason
 
@@ -66,3 +68,20 @@ def test_student_zip_make_test_fails_only_by_stubs(tmp_path):
     assert len(tests) == 5
     problems = [p for nodeid, test in tests.items() for p in _judge_stub(nodeid, test, provided_reason(nodeid))]
     assert not problems, "\n".join(problems)
+
+
+def test_install_takes_torch_from_the_cpu_index_on_linux_only(tmp_path):
+    import install
+    assert install.torch_index("linux", {}) == install.TORCH_CPU_INDEX
+    assert install.torch_index("darwin", {}) == ""  # macOS: PyPI's wheel is the CPU build
+    assert install.torch_index("linux", {"TORCH_INDEX_URL": ""}) == ""
+    assert install.torch_index("darwin", {"TORCH_INDEX_URL": "https://example.org/simple"}) == "https://example.org/simple"
+    requirements = tmp_path / "requirements.txt"
+    requirements.write_text("# pins\nnumpy==2.2.6\ntorch==2.13.0  # the CPU build\npytest==9.2.0\n")
+    # torch first and alone from the index; then everything from pip's index (torch is then satisfied)
+    assert install.steps([str(requirements)], "https://cpu") == [["torch==2.13.0", "--index-url", "https://cpu"],
+                                                                 ["-r", str(requirements)]]
+    assert install.steps([str(requirements)], "") == [["-r", str(requirements)]]
+    requirements.write_text("numpy==2.2.6\n")
+    with pytest.raises(SystemExit, match="no torch== pin"):
+        install.steps([str(requirements)], "https://cpu")
