@@ -43,7 +43,8 @@ $(VENV310)/.installed: requirements.txt tools/student/install.py
 	$(PYTHON310) tools/student/install.py $(VENV310) -r requirements.txt
 	@touch $@
 
-lint: $(STAMP) ## prove the code runs on Gradescope's Python 3.10
+lint: $(STAMP) ## ruff (ruff.toml), and prove the code runs on Gradescope's Python 3.10 (vermin)
+	$(VENV)/bin/ruff check --quiet .
 	$(VENV)/bin/vermin --quiet --no-tips --violations -t=3.10- --eval-annotations solutions autograder tools handout
 
 unit: $(STAMP) ## unit tests: tools, the grader's pieces (staging, sandbox, results), the handout

@@ -19,8 +19,8 @@ import os
 import re
 import sys
 import zipfile
+from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Iterator
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 CONFIG_NAME = "student_files.json"

@@ -59,7 +59,7 @@ def build_source(out: str) -> str:
     copy_code(os.path.join(REPO, "solutions"), os.path.join(out, "reference"))
     copy_code(os.path.join(REPO, "assignment"), os.path.join(out, "skeleton"))
     for folder in ("harness", "skeleton"):  # read by student workers (through a jail's read-only mount)
-        for root, dirs, files in os.walk(os.path.join(out, folder)):
+        for root, _dirs, files in os.walk(os.path.join(out, folder)):
             os.chmod(root, 0o755)
             for name in files:
                 os.chmod(os.path.join(root, name), 0o644)

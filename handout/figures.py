@@ -25,11 +25,11 @@ REPO = os.path.dirname(HERE)
 GENERATED = os.path.join(HERE, "generated")
 sys.path[:0] = [os.path.join(REPO, "solutions"), HERE]
 
+import questions  # noqa: E402
+
 from minddp import timeline as tl  # noqa: E402
 from minddp.bucketing import DEFAULT_FIRST_BUCKET_BYTES, MiB, compute_bucket_assignment  # noqa: E402
 from minddp.model_shapes import meta_tensors, param_numels  # noqa: E402
-
-import questions  # noqa: E402
 
 TEXT_FILES = ("numbers.tex", "questions.tex", "sweep-rows.tex", "lecture-rows.tex", "figdata.json")
 CHECK_PARTS = ("1", "2", "3", "4", "5", "6", "A", "B")  # generated/checks-<part>.tex: the checks of each part
@@ -164,7 +164,7 @@ def sweep_rows_tex(d: dict[str, Any]) -> str:
     """Rows of the bucket-cap table: cap & ResNet-50 buckets & step & BERT-large buckets & step."""
     r, b = d["models"]["resnet"]["sweep"], d["models"]["bert"]["sweep"]
     rows = []
-    for pr, pb in zip(r["points"], b["points"]):
+    for pr, pb in zip(r["points"], b["points"], strict=True):
         cap = "one bucket" if pr["cap_bytes"] is None else f"{pr['cap_bytes'] / 1e6:g} MB"
         rows.append(f"{cap} & {pr['num_buckets']} & {pr['step_s'] * 1e3:.1f} & {pb['num_buckets']} & "
                     f"{pb['step_s'] * 1e3:.1f} \\\\")
@@ -218,7 +218,7 @@ def gantt(ax, t: dict[str, Any], title: str, scale: float = 1e3, label_buckets: 
           xmax: float | None = None, unit: str = "ms") -> None:
     """Two lanes: backward (compute) on top, all-reduces (communication) below; times scaled to ms."""
     ax.barh(1, t["backward_end"] * scale, left=0, height=0.6, color=COMPUTE)
-    for i, (start, end) in enumerate(zip(t["comm_start"], t["comm_end"])):
+    for i, (start, end) in enumerate(zip(t["comm_start"], t["comm_end"], strict=True)):
         width = (end - start) * scale
         ax.barh(0, width, left=start * scale, height=0.6, color=COLORS[i % 2], edgecolor="white", linewidth=0.3)
         xmax_ = xmax or t["step"] * scale
@@ -244,7 +244,7 @@ def stacked_gantts(plt, panels: list[tuple[dict, str]], height_per: float = 0.95
                    scale: float = 1e3, label_buckets: bool = True):
     xmax = max(t["step"] for t, _ in panels) * scale * 1.02
     fig, axes = plt.subplots(len(panels), 1, figsize=(6.3, height_per * len(panels) + 0.35), sharex=True)
-    for ax, (t, title) in zip(axes, panels):
+    for ax, (t, title) in zip(axes, panels, strict=True):
         gantt(ax, t, title, scale=scale, label_buckets=label_buckets, xmax=xmax)
     axes[-1].set_xlabel(xlabel + "; marks: a bucket's last gradient is ready", fontsize=7.5)
     fig.tight_layout(h_pad=0.4)
@@ -280,7 +280,7 @@ def draw(d: dict[str, Any], out: str) -> None:
     plt.close(fig)
 
     fig, axes = plt.subplots(1, 2, figsize=(6.3, 2.3))
-    for ax, m in zip(axes, (r, b)):
+    for ax, m in zip(axes, (r, b), strict=True):
         points = m["sweep"]["points"]
         labels = ["one" if p["cap_bytes"] is None else f"{p['cap_bytes'] / 1e6:g}" for p in points]
         ys = [p["step_s"] * 1e3 for p in points]
@@ -288,7 +288,7 @@ def draw(d: dict[str, Any], out: str) -> None:
         ax.plot(xs, ys, marker="o", markersize=3, color=COLORS[0], label="overlap")
         ax.axhline(m["sweep"]["no_overlap_s"] * 1e3, color="#C44E52", linestyle="--", linewidth=0.9,
                    label=f"no overlap ({capmb:g} MB)")
-        for x, y, p in zip(xs, ys, points):
+        for x, y, p in zip(xs, ys, points, strict=True):
             ax.annotate(str(p["num_buckets"]), (x, y), textcoords="offset points", xytext=(0, 4), ha="center",
                         fontsize=6, color="#555555")
         ax.set_xticks(xs, labels, fontsize=7)

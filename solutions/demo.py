@@ -25,7 +25,7 @@ import gc  # noqa: E402
 import pickle  # noqa: E402
 import statistics  # noqa: E402
 import time  # noqa: E402
-from typing import Callable  # noqa: E402
+from collections.abc import Callable  # noqa: E402
 
 import torch  # noqa: E402
 import torch.distributed as dist  # noqa: E402
@@ -71,7 +71,7 @@ def describe(entries: list[dict]) -> str:
     runs: list[list] = []  # [op, bytes, count]
     for e in entries:
         nbytes = 0
-        for shape, dtype in zip(e["input_sizes"], e["input_dtypes"]):
+        for shape, dtype in zip(e["input_sizes"], e["input_dtypes"], strict=True):
             numel = 1
             for d in shape:
                 numel *= d
@@ -145,7 +145,7 @@ def side_by_side(rank: int) -> None:
             loss[impl].backward()
             phases[impl]["backward"].append(collectives_since(mark))
             optimizers[impl].step()
-        pairs = list(zip(modules["minddp"].parameters(), modules["torch"].parameters()))
+        pairs = list(zip(modules["minddp"].parameters(), modules["torch"].parameters(), strict=True))
         equal_per_step.append(torch.equal(loss["minddp"], loss["torch"]) and all(torch.equal(a, b) for a, b in pairs))
         max_diff_per_step.append(max((a - b).abs().max().item() for a, b in pairs))
         losses.append(loss["minddp"].item())
@@ -159,7 +159,7 @@ def side_by_side(rank: int) -> None:
     dist.all_reduce(diffs, op=dist.ReduceOp.MAX)
     out(f"1. Training {STEPS} SGD steps (lr {LR}); each rank feeds its own batch (models.batch) to both copies",
         "   step  loss (rank 0)  parameters and loss of the two copies, on every rank")
-    for step, (loss_value, ok, diff) in enumerate(zip(losses, flags.tolist(), diffs.tolist())):
+    for step, (loss_value, ok, diff) in enumerate(zip(losses, flags.tolist(), diffs.tolist(), strict=True)):
         out(f"   {step + 1:4d}  {loss_value:.6f}       bitwise equal: "
             + ("yes" if ok else f"no (largest parameter difference {diff:.1e})"))
     if not all(flags.tolist()) and dist.get_world_size() > 2:
@@ -236,7 +236,7 @@ def step_times(rank: int) -> None:
             optimizers[impl].step()
             if step >= TIMING_WARMUP:
                 times[impl].append(time.perf_counter() - start)
-    ratios = [a / b for a, b in zip(times["minddp"], times["torch"])]
+    ratios = [a / b for a, b in zip(times["minddp"], times["torch"], strict=True)]
     median = {impl: statistics.median(t) * 1e3 for impl, t in times.items()}
     out("", f"4. Step time on rank 0: fresh models, no comm hook, {TIMING_WARMUP} warm-up + {TIMING_STEPS} steps, "
             "one step of each in turn",

@@ -20,9 +20,10 @@ import sys
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path[:0] = [HERE, os.path.join(HERE, "student")]  # course.py is shared with the students' copy
 
-from course import parts_table  # noqa: E402
 from instructor_diff import Submission, render, stub_reports, submission_reports  # noqa: E402
 from release import Layout, ReleaseError, build_release, compare, write_release, write_student_zip  # noqa: E402
+
+from course import parts_table  # noqa: E402
 
 
 def cmd_generate(layout: Layout, args: argparse.Namespace) -> int:

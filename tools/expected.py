@@ -20,7 +20,7 @@ REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SOLUTIONS = os.path.join(REPO, "solutions")
 sys.path.insert(0, SOLUTIONS)
 
-from grading.checks import EXPECTED, Run, public_checks, reference_solution_results  # noqa: E402
+from grading.checks import EXPECTED, public_checks, reference_solution_results  # noqa: E402
 from grading.local import LocalRunner  # noqa: E402
 
 

@@ -12,8 +12,9 @@ import os
 import sys
 from dataclasses import dataclass, field
 
-from course import StudentFile, find_stubs, iter_functions
 from markers import BEGIN_RE, END_RE, PlacedRegion
+
+from course import StudentFile, find_stubs, iter_functions
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "autograder"))
 from grader.stage import locate, read_upload  # noqa: E402  (the autograder's one rule for finding files)
@@ -147,5 +148,5 @@ def summary_table(reports: list[FunctionReport], notes: dict[str, str], submissi
     widths = [max(len(row[i]) for row in [columns, *rows]) for i in range(len(columns))]
     text_columns = {1, len(columns) - 1} if submission else {1}
     fmt = lambda row: "  ".join(cell.ljust(w) if i in text_columns else cell.rjust(w)  # noqa: E731
-                                for i, (cell, w) in enumerate(zip(row, widths))).rstrip()
+                                for i, (cell, w) in enumerate(zip(row, widths, strict=True))).rstrip()
     return [fmt(columns), fmt(["-" * w for w in widths]), *map(fmt, rows)]

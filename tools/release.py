@@ -12,8 +12,9 @@ import re
 import zipfile
 from dataclasses import dataclass
 
-from course import CONFIG_NAME, CourseError, StudentFile, load_student_files
 from markers import MarkerError, make_stubs, refuse_markers
+
+from course import CONFIG_NAME, CourseError, StudentFile, load_student_files
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 # What of solutions/ students get (folders are copied whole); bench.py and the like stay with the staff.
@@ -41,7 +42,7 @@ class Layout:
     handout_pdfs: tuple[str, ...]  # the first that exists goes into the student zip
 
     @classmethod
-    def of_repo(cls, root: str = REPO) -> "Layout":
+    def of_repo(cls, root: str = REPO) -> Layout:
         return cls(solutions=os.path.join(root, "solutions"), templates=os.path.join(root, "tools", "student"),
                    requirements=os.path.join(root, "requirements.txt"),
                    assignment=os.path.join(root, "assignment"),
@@ -217,7 +218,7 @@ def write_release(files: dict[str, bytes], folder: str) -> Difference:
             f.write(files[relpath])
     for relpath in difference.extra:
         os.unlink(os.path.join(folder, relpath))
-    for current, dirs, names in os.walk(folder, topdown=False):  # folders emptied by the removals
+    for current, _dirs, _names in os.walk(folder, topdown=False):  # folders emptied by the removals
         if current != folder and not os.listdir(current):
             os.rmdir(current)
     return difference

@@ -26,8 +26,9 @@ from __future__ import annotations
 import json
 import os
 import secrets
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable, Union
+from typing import Any
 
 ANSWER, NONE = "answer", "none"
 DEADLINE_FLOOR_S = 15.0  # a run may take this long, plus DEADLINE_FACTOR times what the reference took
@@ -51,7 +52,7 @@ class Run:
     fn: str  # a function of grading.scenarios, or "launch" (a real torchrun launch of tests/launch_probe.py)
     kwargs: dict
     world_size: int = 1
-    ref: Union[dict, str] = ANSWER  # overrides for torch's run beside yours, ANSWER or NONE
+    ref: dict | str = ANSWER  # overrides for torch's run beside yours, ANSWER or NONE
     mistakes: dict = field(default_factory=dict)  # {what the mistake is: kwargs overrides for the reference}
     label: str = ""  # how messages name this input
     feed: tuple = ()  # kwargs of your run that come from the reference's run (see candidate_kwargs)

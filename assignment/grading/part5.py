@@ -80,7 +80,7 @@ def compare_values(rule: str):
         mistakes = {}
         for text, results in o.mistakes.items():
             cases = o.run.mistakes[text]["cases"]
-            mistakes[text] = [[_unpermute(r, c["reorder"]) if "reorder" in c else r for c, r in zip(cases, results[0])]]
+            mistakes[text] = [[_unpermute(r, c["reorder"]) if "reorder" in c else r for c, r in zip(cases, results[0], strict=True)]]
         same_outcomes(Outcome(o.run, o.got, o.ref, mistakes), describe, f"{rule} (relative tolerance {RTOL:g})",
                       rtol=RTOL)
     return compare
@@ -95,7 +95,7 @@ def simulator_cases(seed: int, count: int) -> list[dict]:
         indices = list(range(n))
         rng.shuffle(indices)
         cuts = sorted(rng.sample(range(1, n), rng.randint(0, n - 1))) if n > 1 else []
-        buckets = [indices[a:b] for a, b in zip([0, *cuts], [*cuts, n])]
+        buckets = [indices[a:b] for a, b in zip([0, *cuts], [*cuts, n], strict=True)]
         durations = [round(rng.uniform(0.1, 3), 3) for _ in buckets]
         cases.append(call("simulate_step", ready, buckets, durations, rng.random() < 0.7))
     return cases

@@ -45,7 +45,7 @@ def format_problem(name: str, value, kind) -> str | None:
         return None
     if not (isinstance(value, (tuple, list)) and len(value) == len(kind)):
         return f"{name}() must return a tuple of {len(kind)} values, got {value!r}"
-    for position, (item, k) in enumerate(zip(value, kind)):
+    for position, (item, k) in enumerate(zip(value, kind, strict=True)):
         if not is_a(item, k):
             return f"{name}()[{position}] must be {k}, got {item!r}"
     return None
@@ -54,7 +54,7 @@ def format_problem(name: str, value, kind) -> str | None:
 def matches(mine, theirs) -> bool:
     if isinstance(theirs, (list, tuple)):
         return isinstance(mine, (list, tuple)) and len(mine) == len(theirs) and all(
-            matches(a, b) for a, b in zip(mine, theirs))
+            matches(a, b) for a, b in zip(mine, theirs, strict=True))
     if isinstance(theirs, float) or (isinstance(theirs, int) and isinstance(mine, float)):
         return is_a(mine, REAL) and math.isclose(mine, theirs, rel_tol=ANSWER_RTOL, abs_tol=1e-12)
     return type(mine) is type(theirs) and mine == theirs

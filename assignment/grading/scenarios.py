@@ -25,7 +25,8 @@ import hashlib
 import pickle
 import secrets
 import traceback
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import torch
 import torch.distributed as dist
@@ -334,7 +335,7 @@ def bucket_cases(cases: list[dict], reference: bool = False) -> list[dict]:
 
     outcomes = []
     for case in cases:
-        tensors = [torch.empty(n, dtype=getattr(torch, d), device="meta") for n, d in zip(case["sizes"], case["dtypes"])]
+        tensors = [torch.empty(n, dtype=getattr(torch, d), device="meta") for n, d in zip(case["sizes"], case["dtypes"], strict=True)]
         order = case.get("order") or list(range(len(tensors) - 1, -1, -1))
         if reference:
             outcomes.append(outcome(lambda t=tensors, o=order, c=case: dist._compute_bucket_assignment_by_size(

@@ -19,7 +19,7 @@ Only tensor metadata is used (``numel``, ``element_size``, ``dtype``, ``device``
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 import torch
 

@@ -24,14 +24,21 @@ Times are in seconds and sizes in bytes, unless a name or docstring says otherwi
 from __future__ import annotations
 
 import random
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Callable, Sequence, Union
 
 import torch
 
 from minddp.bucketing import DEFAULT_FIRST_BUCKET_BYTES, compute_bucket_assignment, reverse_order
-from minddp.model_shapes import (ParamEntry, bert_large_param_macs, bert_large_param_shapes, meta_tensors,
-                                 param_numels, resnet50_param_macs, resnet50_param_shapes)
+from minddp.model_shapes import (
+    ParamEntry,
+    bert_large_param_macs,
+    bert_large_param_shapes,
+    meta_tensors,
+    param_numels,
+    resnet50_param_macs,
+    resnet50_param_shapes,
+)
 
 # Calibration: every constant the lecture's numbers depend on lives here ---------------------------
 
@@ -62,7 +69,7 @@ SKIP_SYNC_WORLD_SIZE = 256
 SKIP_SYNC_EVERY = 8
 ORDER_SEED = 0
 
-CommTime = Union[Callable[[int], float], Sequence[float]]
+CommTime = Callable[[int], float] | Sequence[float]
 
 
 # The α-β cost and the compute stream -------------------------------------------------------------
@@ -167,7 +174,7 @@ def ascii_timeline(timeline: StepTimeline, width: int = 64, title: str | None = 
         t = (column + 0.5) * step / width
         backward.append("█" if t < timeline.backward_end else " ")
         symbol = " "
-        for b, (start, end) in enumerate(zip(timeline.comm_start, timeline.comm_end)):
+        for b, (start, end) in enumerate(zip(timeline.comm_start, timeline.comm_end, strict=True)):
             if start <= t < end:
                 symbol = _BUCKET_SYMBOLS[b % len(_BUCKET_SYMBOLS)]
         comm.append(symbol)

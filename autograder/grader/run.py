@@ -39,7 +39,7 @@ from grader.zygote import GradingPool, LaunchPool, rss_mb  # noqa: E402
 from grading.checks import Check, Outcome, Run, candidate_kwargs, deadline_s, judge, message, public_checks  # noqa: E402
 from grading.feedback import scenario_failure  # noqa: E402
 from grading.local import LaunchFailed  # noqa: E402
-from grading.pool import ForkServer, ScenarioError, WorkerPool, decode, encode_arrays, tail_of  # noqa: E402
+from grading.pool import ForkServer, ScenarioError, WorkerPool, decode, encode_arrays  # noqa: E402
 
 PART_ORDER = ("1", "2", "3", "4", "5", "6", "A", "B")
 # The earlier parts each part's checks run: a failed one is replaced by its torch stand-in (standins.py).
@@ -185,9 +185,10 @@ class Grader:
                     entries += self.grade_check(check)
                 self.part_failed[part] = any(e.status != "passed" for e in entries if e.part == part)
         finally:
-            self.server.stop()
             if self.uid is not None:
-                sandbox.kill_uid(self.uid)
+                sandbox.kill_uid(self.uid)  # first: stopping the server would orphan what it started
+                sandbox.reap_orphans(self.uid)
+            self.server.stop()
         return entries
 
     def variant(self, part: str) -> Variant | str:
@@ -256,6 +257,7 @@ class Grader:
             if self.uid is not None:
                 from grader import sandbox
                 sandbox.kill_uid(self.uid)  # nothing of a check outlives it
+                sandbox.reap_orphans(self.uid)  # the grader is their subreaper; zombies count towards NPROC
         return entries
 
     def budget(self, group: str) -> float:
@@ -408,7 +410,7 @@ def python_dirs() -> list[str]:
 
 
 def readable_by_all(path: str) -> None:
-    for root, dirs, files in os.walk(path):
+    for root, _dirs, files in os.walk(path):
         os.chmod(root, 0o755)
         for name in files:
             os.chmod(os.path.join(root, name), 0o644)
@@ -465,6 +467,9 @@ def main(argv: list[str] | None = None) -> int:
         write_results(results, [], output, time.monotonic() - began)
         print(output)
         return 2
+    if isolate is True:
+        from grader import sandbox
+        sandbox.become_subreaper()  # orphans of student processes come here to be reaped, not to pid 1
     workdir = tempfile.mkdtemp(prefix="minddp-grade-")
     os.chmod(workdir, 0o700)
     cwd = os.getcwd()
@@ -487,6 +492,8 @@ def main(argv: list[str] | None = None) -> int:
         os.chdir(cwd)
     data = write_results(results, entries, output, time.monotonic() - began, extra)
     remove_tree(workdir)
+    if isolate is True:
+        sandbox.reap_orphans()
     print(output)
     print(f"\nscore {data['score']} in {data['execution_time']} s; results: {results}")
     return code

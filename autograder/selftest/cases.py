@@ -19,8 +19,8 @@ the written answers) is covered by FULL_REST without touching this file.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable, Optional, Union
 
 FULL_REST = "rest"
 AT_END = None  # as the "old substring" of an edit: append the new text to the file
@@ -55,11 +55,11 @@ class Case:
     about: str
     edits: dict = field(default_factory=dict)
     zero: tuple = ()
-    full: Union[tuple, str] = FULL_REST
+    full: tuple | str = FULL_REST
     says: dict = field(default_factory=dict)
-    score: Optional[tuple] = None
+    score: tuple | None = None
     start: str = "solutions"  # the files the edits apply to: "solutions" or "stubs"
-    check: Optional[Callable[[dict, bool], list]] = None
+    check: Callable[[dict, bool], list] | None = None
     hostile: bool = True  # an attack or a hang (the self-test reports the slowest one's time)
 
 

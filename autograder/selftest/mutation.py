@@ -140,7 +140,7 @@ def grade_all(test: SelfTest, subs: list[Submission], jobs: int) -> list[tuple[S
     """Grade every submission (the solutions first, once: the reference pass and the baseline)."""
     outcomes, _ = test.run([s.case() for s in subs], jobs=jobs, solutions_runs=0)
     baseline = {t["number"]: t for t in test.baseline["tests"]}
-    return [(s, o, verdict(s, o, baseline)) for s, o in zip(subs, outcomes)]
+    return [(s, o, verdict(s, o, baseline)) for s, o in zip(subs, outcomes, strict=True)]
 
 
 def table(rows: list[tuple[Submission, Outcome, list[str]]]) -> str:

@@ -383,8 +383,9 @@ class SelfTest:
         todo = [c for c in cases if c.name != "solutions"] + repeats
         with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
             done = list(pool.map(self.grade_case, todo))
-        outcomes = {c.name: o for c, o in zip(todo, done)}
-        outcomes.update({"solutions": o for o in first})
+        outcomes = {c.name: o for c, o in zip(todo, done, strict=True)}
+        if first:
+            outcomes["solutions"] = first[-1]
         runs = first + done[len(todo) - len(repeats):]
         return [outcomes[c.name] for c in cases], runs
 
@@ -402,7 +403,7 @@ def determinism_problems(runs: list[Outcome]) -> list[str]:
     for i, run in enumerate(runs[1:], start=2):
         other = comparable(run.graded.results)
         if other != first:
-            diff = [t["number"] for t, u in zip((first or {}).get("tests", []), (other or {}).get("tests", []))
+            diff = [t["number"] for t, u in zip((first or {}).get("tests", []), (other or {}).get("tests", []), strict=False)
                     if t != u]
             problems.append(f"grading {i} of the solutions differs from grading 1 (score {run.score} vs "
                             f"{runs[0].score}; tests differing: {diff or 'top-level fields'})")

@@ -265,8 +265,8 @@ def run_threads(n: int = 4) -> list[int]:
     return ids
 
 
-def status_fields() -> dict[str, str]:
-    with open("/proc/self/status") as f:
+def status_fields(pid: int | str = "self") -> dict[str, str]:
+    with open(f"/proc/{pid}/status") as f:
         return {k: v.strip() for k, _, v in (line.partition(":") for line in f)}
 
 
@@ -1076,6 +1076,40 @@ def test_kill_uid_kills_every_process_of_the_uid(uid):
             os.close(fd)
     with pytest.raises(SandboxError):
         sandbox.kill_uid(0)
+
+
+def test_orphans_come_to_the_subreaper_and_are_reaped(uid):
+    """A student process whose parent exits (a daemon's double fork) is reparented to the grader, the
+    subreaper, not to pid 1 (which in a container may never reap it); after kill_uid, reap_orphans(uid)
+    leaves no zombie behind."""
+    def body():
+        sandbox.become_subreaper()
+        read_end, write_end = os.pipe()
+        middle = os.fork()
+        if middle == 0:
+            os.close(read_end)
+            os.setgroups([])
+            os.setresgid(uid, uid, uid)
+            os.setresuid(uid, uid, uid)
+            if os.fork() == 0:
+                os.write(write_end, str(os.getpid()).encode())
+                while True:
+                    signal.pause()
+            os._exit(0)  # the daemon's parent leaves
+        os.close(write_end)
+        os.waitpid(middle, 0)
+        ready, _, _ = select.select([read_end], [], [], CHILD_DEADLINE_S)
+        orphan = int(os.read(read_end, 20)) if ready else None
+        parent = status_fields(orphan)["PPid"] if orphan else None
+        killed = sandbox.kill_uid(uid)
+        reaped = sandbox.reap_orphans(uid)
+        return {"orphan": orphan, "parent": parent, "me": str(os.getpid()), "killed": killed, "reaped": reaped,
+                "left": os.path.exists(f"/proc/{orphan}") if orphan else None}
+
+    report = in_child(body)
+    assert report["orphan"] is not None, "the grandchild never started"
+    assert report["parent"] == report["me"], "the orphan went to pid 1, not to the subreaper"
+    assert report["killed"] == [report["orphan"]] and report["reaped"] == 1 and report["left"] is False
 
 
 class _Sequence:

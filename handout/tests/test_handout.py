@@ -30,6 +30,7 @@ ASSIGNMENT = os.path.join(REPO, "assignment")
 sys.path[:0] = [HANDOUT, os.path.join(REPO, "solutions"), os.path.join(REPO, "tools", "student")]
 
 import build  # noqa: E402
+
 from course import find_stubs, load_student_files  # noqa: E402
 
 MACRO_RE = re.compile(r"\\(api|apiname|testname)\{([^{}]*)\}\{([^{}]*)\}")
@@ -152,7 +153,7 @@ def test_generated_numbers_and_figure_data_match_the_reference_code():
 
 def close(a, b) -> bool:
     if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):
-        return len(a) == len(b) and all(close(x, y) for x, y in zip(a, b))
+        return len(a) == len(b) and all(close(x, y) for x, y in zip(a, b, strict=True))
     if isinstance(a, float) or isinstance(b, float):
         return math.isclose(a, b, rel_tol=1e-9, abs_tol=1e-12)
     return a == b

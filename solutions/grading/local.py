@@ -16,8 +16,17 @@ import tempfile
 import time
 from typing import Any
 
-from grading.checks import (ANSWER, NONE, Check, Outcome, Run, candidate_kwargs, deadline_s, judge, load_expected,
-                            message)
+from grading.checks import (
+    ANSWER,
+    Check,
+    Outcome,
+    Run,
+    candidate_kwargs,
+    deadline_s,
+    judge,
+    load_expected,
+    message,
+)
 from grading.feedback import scenario_failure
 from grading.pool import ForkServer, ScenarioError, WorkerPool, tail_of
 

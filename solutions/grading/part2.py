@@ -52,7 +52,7 @@ def _first_limit_ignored(c: dict) -> dict:
 
 
 def _dtypes_mixed(c: dict) -> dict:
-    sizes = [n * ELEMENT_BYTES[d] for n, d in zip(c["sizes"], c["dtypes"])]
+    sizes = [n * ELEMENT_BYTES[d] for n, d in zip(c["sizes"], c["dtypes"], strict=True)]
     return {**c, "sizes": sizes, "dtypes": ["uint8"] * len(sizes)}
 
 
@@ -89,7 +89,7 @@ def oldest_group_first(c: dict, buckets: list[list[int]]) -> list[list[int]]:
             unfinished.append(position)
     ordered = sorted(unfinished, key=lambda p: first_seen[c["dtypes"][buckets[p][0]]])
     result = list(buckets)
-    for position, source in zip(unfinished, ordered):
+    for position, source in zip(unfinished, ordered, strict=True):
         result[position] = buckets[source]
     return result
 
@@ -103,7 +103,7 @@ def compare_buckets(rule: str):
     def compare(o: Outcome) -> None:
         mistakes = dict(o.mistakes)
         mistakes[OLDEST_FIRST] = [[{"value": oldest_group_first(c, r["value"])} if "value" in r else r
-                                   for c, r in zip(o.run.kwargs["cases"], o.ref[0])]]
+                                   for c, r in zip(o.run.kwargs["cases"], o.ref[0], strict=True)]]
         same_outcomes(Outcome(o.run, o.got, o.ref, mistakes), describe, f"(expected: torch's own assignment) {rule}")
     return compare
 

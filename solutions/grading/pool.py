@@ -37,8 +37,9 @@ import sys
 import tempfile
 import time
 import traceback
-from dataclasses import dataclass, field
-from typing import Any, Callable
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
 
 COLLECTIVE_TIMEOUT_S = 20.0
 START_TIMEOUT_S = 60.0
@@ -459,7 +460,7 @@ class WorkerPool:
         self.logdir = ""  # a fresh folder per start, removed by close()
         self.starts = 0  # how many times workers were started
 
-    def __enter__(self) -> "WorkerPool":
+    def __enter__(self) -> WorkerPool:
         return self
 
     def __exit__(self, *exc: Any) -> None:
@@ -509,7 +510,7 @@ class WorkerPool:
                 inbox.sock.setblocking(False)
             except OSError:
                 self.close(graceful=False)
-                raise ScenarioError(fn, [RankFailure(rank, "exited", message="gone before the scenario started")], [])
+                raise ScenarioError(fn, [RankFailure(rank, "exited", message="gone before the scenario started")], []) from None
         return self._collect(deadline_s, fn.split(":")[-1])
 
     def _collect(self, deadline_s: float, what: str) -> list[Any]:

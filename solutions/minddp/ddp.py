@@ -15,7 +15,8 @@ from __future__ import annotations
 
 import contextlib
 import functools
-from typing import Any, Iterator, Sequence
+from collections.abc import Iterator, Sequence
+from typing import Any
 
 import torch
 import torch.distributed as dist
@@ -37,7 +38,7 @@ def broadcast_tensors(tensors: Sequence[torch.Tensor], process_group: dist.Proce
         flat = _flatten_dense_tensors([t.detach() for t in group])
         dist.broadcast(flat, src=dist.get_global_rank(process_group, src) if process_group else src,
                        group=process_group)
-        for tensor, value in zip(group, _unflatten_dense_tensors(flat, group)):
+        for tensor, value in zip(group, _unflatten_dense_tensors(flat, group), strict=True):
             with torch.no_grad():
                 tensor.copy_(value)
     # END SOLUTION

@@ -17,14 +17,14 @@ storage, which is all ``bucketing.compute_bucket_assignment`` reads.
 from __future__ import annotations
 
 import math
-from typing import Sequence, Union
+from collections.abc import Sequence
 
 import torch
 
 Shape = tuple[int, ...]
 ShapeTable = list[tuple[str, Shape]]
 # What the helpers below accept per parameter: an element count, a shape, or a (name, shape) row.
-ParamEntry = Union[int, Shape, tuple[str, Shape]]
+ParamEntry = int | Shape | tuple[str, Shape]
 
 
 # ResNet-50 ---------------------------------------------------------------------------------------
@@ -66,7 +66,7 @@ def _bottleneck(prefix: str, in_channels: int, width: int, pixels: int, in_pixel
 def _resnet50_rows() -> list[_Row]:
     rows = _conv_bn("conv1", "bn1", (64, 3, 7, 7), 112 * 112)  # stem: 7x7 stride 2, then max-pool
     in_channels, in_pixels = 64, 56 * 56
-    layers = zip(RESNET50_BLOCKS, RESNET50_WIDTHS, RESNET50_PIXELS)
+    layers = zip(RESNET50_BLOCKS, RESNET50_WIDTHS, RESNET50_PIXELS, strict=True)
     for layer, (blocks, width, pixels) in enumerate(layers, start=1):
         for block in range(blocks):
             rows += _bottleneck(f"layer{layer}.{block}", in_channels, width, pixels, in_pixels)

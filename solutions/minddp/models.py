@@ -7,7 +7,7 @@ weights and data for torch's DDP and for minddp. ``build(name, seed)`` seeds the
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 import torch
 from torch import nn

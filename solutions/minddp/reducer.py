@@ -20,8 +20,9 @@ from __future__ import annotations
 
 import functools
 import weakref
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, Callable, Sequence
+from typing import Any
 
 import torch
 import torch.distributed as dist
@@ -145,7 +146,7 @@ class Reducer:
             params = [self.params[i] for i in indices]
             buffer = torch.zeros(sum(p.numel() for p in params), dtype=params[0].dtype, device=params[0].device)
             views, offset = [], 0
-            for position, (i, param) in enumerate(zip(indices, params)):
+            for position, (i, param) in enumerate(zip(indices, params, strict=True)):
                 self.locators[i] = (bucket_index, position)
                 views.append(buffer[offset:offset + param.numel()].view_as(param))  # made once, used every step
                 offset += param.numel()
@@ -244,7 +245,7 @@ class Reducer:
             reduced = bucket.wait()
             views = bucket.views if reduced is bucket.buffer else _unflatten_dense_tensors(reduced, bucket.views)
             grads, averaged = [], []
-            for index, view in zip(bucket.variable_indices, views):
+            for index, view in zip(bucket.variable_indices, views, strict=True):
                 param = self.params[index]
                 if global_used is not None and not global_used[index]:
                     continue  # unused on every rank: keep .grad as it was (None stays None)

@@ -12,12 +12,25 @@ import torch.distributed as dist
 
 from grading.pool import ScenarioError, decode, encode
 from minddp.bucketing import MiB, bucket_size_limits
-from minddp.model_shapes import (bert_large_param_macs, bert_large_param_shapes, meta_tensors, param_numels,
-                                 resnet50_param_macs, resnet50_param_shapes)
-from minddp.timeline import (ALPHA_S, BERT_LARGE_BACKWARD_S, BETA_BYTES_PER_S, LECTURE_BUCKET_CAP_BYTES,
-                             RESNET50_BACKWARD_S, StepTimeline, ascii_timeline, backward_ready_times,
-                             layer_permutation)
-
+from minddp.model_shapes import (
+    bert_large_param_macs,
+    bert_large_param_shapes,
+    meta_tensors,
+    param_numels,
+    resnet50_param_macs,
+    resnet50_param_shapes,
+)
+from minddp.timeline import (
+    ALPHA_S,
+    BERT_LARGE_BACKWARD_S,
+    BETA_BYTES_PER_S,
+    LECTURE_BUCKET_CAP_BYTES,
+    RESNET50_BACKWARD_S,
+    StepTimeline,
+    ascii_timeline,
+    backward_ready_times,
+    layer_permutation,
+)
 
 # -- the worker pool ---------------------------------------------------------------------------------------
 

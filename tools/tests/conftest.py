@@ -10,7 +10,6 @@ import sys
 import textwrap
 
 import pytest
-
 from release import Layout
 
 TOOLS = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))

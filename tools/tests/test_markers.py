@@ -6,9 +6,9 @@ import ast
 import textwrap
 
 import pytest
+from markers import MarkerError, make_stubs, refuse_markers
 
 from course import find_stubs
-from markers import MarkerError, make_stubs, refuse_markers
 
 FILE = "solutions/minddp/x.py"
 

@@ -7,7 +7,6 @@ import os
 import zipfile
 
 import pytest
-
 from conftest import make, replace_stubs_with_solutions, run_assign
 from validate import _judge_stub, provided_reason
 
