@@ -20,10 +20,11 @@ $(STAMP): requirements.txt requirements-dev.txt tools/student/install.py
 install: $(STAMP) ## create .venv with the pinned packages (torch 2.13.0 CPU)
 
 # Tiers: `make check` (minutes: lint, sync, unit tests), `make test` (check + the public suite on the solutions
-# and the stubs + gradings of the solutions, the stubs and a few mutants), CI: `MUTANTS=all SELFTEST=all make test`.
+# and the stubs + gradings of the solutions, the stubs and a few mutants), CI: `MUTANTS=all SELFTEST=all make test`
+# and `make limits` (Gradescope's limits, a quarter vCPU beside CPU hogs).
 check: lint check-sync unit ## fast checks: lint, release in sync, unit tests of tools, grader, handout
 
-test: check validate selftest limits py310 ## every test the repository has (CI: MUTANTS=all SELFTEST=all)
+test: check validate selftest py310 ## the public suite, gradings, Python 3.10 (CI: MUTANTS=all SELFTEST=all, then make limits)
 
 # Gradescope's image runs Python 3.10: where one exists here, the public checks and a full grading run under it
 # (in .venv310; without a CPU wheel for 3.10 on this machine, pip takes PyPI's CUDA build: ~5 GB, ~1 minute).

@@ -1471,25 +1471,20 @@ UPLOADS: list = [
 ]
 
 
-def grade_uploads(only: list | None = None, jobs: int = 2, keep: bool = False) -> int:
-    """Grade ``UPLOADS`` with the runner's machinery (the runner's make_submission only writes files)."""
+def upload_outcomes(test, uploads: list, jobs: int = 2) -> list:
+    """Grade ``uploads`` with the runner's machinery (its make_submission only writes files): ``test`` is a
+    ``run.SelfTest`` that has graded the solutions (its reference cache and baseline are reused)."""
     import shutil
     from concurrent.futures import ThreadPoolExecutor
 
     from selftest import run
-    from selftest.cases import CASES
-
-    uploads = [u for u in UPLOADS if not only or u.case.name in only]
-    test = run.SelfTest()
-    solutions = next(c for c in CASES if c.name == "solutions")
-    first = test.grade_case(solutions)
 
     def grade_one(upload: Upload):
         folder = test.folder(upload.case.name)
         submission = upload.build(os.path.join(folder, "submission"), os.path.join(folder, "source"))
         cache = test.cache + ".copy-" + os.path.basename(folder)
         shutil.copyfile(test.cache, cache)
-        graded = run.grade(test.source, submission, folder, cache)
+        graded = run.grade(test.source, submission, folder, cache, python=test.python, limits=test.limits)
         problems = list(graded.problems)
         if graded.results is not None:
             problems += run.schema_problems(graded.results) or run.expectation_problems(
@@ -1497,7 +1492,18 @@ def grade_uploads(only: list | None = None, jobs: int = 2, keep: bool = False) -
         return run.Outcome(upload.case, graded, problems)
 
     with ThreadPoolExecutor(max_workers=jobs) as pool:
-        outcomes = list(pool.map(grade_one, uploads))
+        return list(pool.map(grade_one, uploads))
+
+
+def grade_uploads(only: list | None = None, jobs: int = 2, keep: bool = False) -> int:
+    import shutil
+
+    from selftest import run
+    from selftest.cases import CASES
+
+    test = run.SelfTest()
+    first = test.grade_case(next(c for c in CASES if c.name == "solutions"))
+    outcomes = upload_outcomes(test, [u for u in UPLOADS if not only or u.case.name in only], jobs)
     print(run.table([first] + outcomes))
     print(f"work folder {test.workdir}")
     if not keep:

@@ -418,10 +418,12 @@ def table(outcomes: list[Outcome]) -> str:
         if c.score is not None and c.score[0] == c.score[1]:
             expected = f"score {c.score[0]}"
         else:
-            expected = ("all parts full" if not c.zero else f"0 on {','.join(c.zero)}, rest full"
-                        if c.full == FULL_REST else f"0 on {','.join(c.zero)}")
+            zero = f"0 on {','.join(c.zero)}" if c.zero else ""
+            full = ("rest full" if zero else "all parts full") if c.full == FULL_REST else \
+                f"full on {','.join(c.full)}" if c.full else ""
+            expected = ", ".join(p for p in (zero, full) if p)
         if c.check is not None:
-            expected += " +check"
+            expected = (expected + " +check").strip()
         score = "-" if o.score is None else f"{o.score:g}"
         verdict = "PASS" if o.passed else "FAIL"
         rows.append(f"{c.name:<22} {expected:<34} {score:>6} {o.graded.seconds:5.1f}s  {verdict}")

@@ -6,7 +6,8 @@ results.json must be identical (except execution_time and extra_data).
 
 Knobs (environment): SELFTEST (which cases: "fast", the default of `make test`: the solutions and the stubs;
 "all", as CI sets it; or comma-separated names), SELFTEST_JOBS (cases graded at the same time, default 2),
-SELFTEST_PYTHON (the Python that runs the grader).
+SELFTEST_PYTHON (the Python that runs the grader). The upload attacks of attacks.py (UPLOADS) run with
+SELFTEST=all or by name.
 """
 
 from __future__ import annotations
@@ -17,12 +18,15 @@ import time
 import pytest
 
 from selftest import run as selftest  # on sys.path by conftest.py
+from selftest.attacks import UPLOADS, upload_outcomes
 from selftest.cases import CASES
 
 CHOICE = os.environ.get("SELFTEST", "fast")
 FAST = ("solutions", "stubs")
 SELECTED = CASES if CHOICE == "all" else [c for c in CASES if c.name in (FAST if CHOICE == "fast" else CHOICE.split(","))]
 SOLUTIONS_RUNS = 3 if CHOICE == "all" else 2
+# Uploads that Case.edits cannot express (links, devices, crafted zips): with SELFTEST=all, or by name.
+UPLOADS_SELECTED = [u for u in UPLOADS if CHOICE == "all" or u.case.name in CHOICE.split(",")]
 
 
 @pytest.fixture(scope="module")
@@ -50,3 +54,17 @@ def test_solutions_graded_identically(graded):
     assert len(runs) == SOLUTIONS_RUNS
     problems = selftest.determinism_problems(runs)
     assert not problems, "the same submission must get the same results.json every time:\n" + "\n".join(problems)
+
+
+@pytest.fixture(scope="module")
+def uploads_graded(graded, show, selftest_instance):
+    outcomes = upload_outcomes(selftest_instance, UPLOADS_SELECTED, jobs=int(os.environ.get("SELFTEST_JOBS", "2")))
+    show("\n" + selftest.table(outcomes) + "\n")
+    return {o.case.name: o for o in outcomes}
+
+
+@pytest.mark.parametrize("name", [u.case.name for u in UPLOADS_SELECTED])
+def test_upload(uploads_graded, name):
+    outcome = uploads_graded[name]
+    assert outcome.passed, (f"upload attack {name!r} ({outcome.case.about}):\n  - " + "\n  - ".join(outcome.problems)
+                            + f"\n\nthe grader's log ends with:\n{outcome.graded.log[-1500:]}")
