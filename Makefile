@@ -5,9 +5,10 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 PYTEST := $(PY) -m pytest -p no:cacheprovider
+TIMINGS := $(PY) tools/timings.py  # each tier's target records its wall time (dist/timings.json)
 
 .DEFAULT_GOAL := help
-.PHONY: help install check test lint unit demo bench grade autograder clean assignment check-sync diff validate \
+.PHONY: help install check test lint unit demo bench grade autograder clean assignment check-sync diff validate timings \
         student handout selftest mutants grade-repeat gradescope-sim limits py310
 
 help: ## list the targets
@@ -31,7 +32,8 @@ test: check validate selftest py310 ## the public suite, gradings, Python 3.10 (
 PYTHON310 ?= $(shell for p in $(wildcard $(HOME)/.pyenv/versions/3.10*/bin/python3.10) /usr/bin/python3.10 \
                  /usr/local/bin/python3.10; do $$p -c "" 2>/dev/null && echo $$p && break; done)
 VENV310 := .venv310
-py310: ## the public checks and one grading of the solutions under a real Python 3.10 (if this machine has one)
+py310: $(STAMP) ## the public checks and one grading of the solutions under a real Python 3.10 (if this machine has one)
+	@$(TIMINGS) start py310
 ifeq ($(PYTHON310),)
 	@echo "py310: no Python 3.10 on this machine (set PYTHON310=...); vermin and ruff still check 3.10 syntax"
 else
@@ -39,19 +41,24 @@ else
 	cd solutions && ../$(VENV310)/bin/python -m pytest -p no:cacheprovider -q tests
 	$(VENV310)/bin/python autograder/build.py grade --expect 110
 endif
+	@$(TIMINGS) stop py310
 
 $(VENV310)/.installed: requirements.txt tools/student/install.py
 	$(PYTHON310) tools/student/install.py $(VENV310) -r requirements.txt
 	@touch $@
 
 lint: $(STAMP) ## ruff (ruff.toml), and prove the code runs on Gradescope's Python 3.10 (vermin)
+	@$(TIMINGS) start lint
 	$(VENV)/bin/ruff check --quiet .
 	$(VENV)/bin/vermin --quiet --no-tips --violations -t=3.10- --eval-annotations solutions autograder tools handout
+	@$(TIMINGS) stop lint
 
 unit: $(STAMP) ## unit tests: tools, the grader's pieces (staging, sandbox, results), the handout
+	@$(TIMINGS) start unit
 	$(PYTEST) -q tools/tests
 	$(PYTEST) -q autograder/tests/test_grader_units.py autograder/tests/test_sandbox.py
 	$(PYTEST) -q -rs handout/tests
+	@$(TIMINGS) stop unit
 
 demo: $(STAMP) ## train with minddp and torch DDP side by side on 2 ranks
 	cd solutions && ../$(PY) -m minddp.launch --nproc-per-node 2 demo.py
@@ -64,14 +71,18 @@ assignment: $(STAMP) ## regenerate assignment/ (the student release) and the pub
 	$(PY) tools/assign.py generate
 
 check-sync: $(STAMP) ## fail if assignment/ or solutions/grading/expected.json is not what `make assignment` writes
+	@$(TIMINGS) start check-sync
 	$(PY) tools/assign.py check
 	$(PY) tools/expected.py --check
+	@$(TIMINGS) stop check-sync
 
 diff: $(STAMP) ## per function: stub vs solution (SUBMISSION=folder-or-zip: a student's version)
 	$(PY) tools/assign.py diff $(if $(SUBMISSION),--submission "$(SUBMISSION)")
 
 validate: $(STAMP) ## the public checks pass on solutions/ and fail only by stub on the release
+	@$(TIMINGS) start validate
 	$(PY) tools/assign.py validate
+	@$(TIMINGS) stop validate
 
 handout: $(STAMP) ## build handout.pdf from handout/ (installs LaTeX if missing; figures from the reference)
 	$(PY) handout/build.py
@@ -83,7 +94,9 @@ grade: $(STAMP) ## run the Gradescope pipeline locally on the solutions (or SUBM
 	$(PY) autograder/build.py grade $(if $(SUBMISSION),--submission "$(SUBMISSION)")
 
 selftest: $(STAMP) ## the autograder on hostile submissions and mutants (SELFTEST=all, MUTANTS=all: all of them)
+	@$(TIMINGS) start selftest
 	$(PYTEST) -q autograder/tests/test_front_doors.py autograder/tests/test_selftest.py autograder/tests/test_mutants.py
+	@$(TIMINGS) stop selftest
 
 mutants: $(STAMP) ## grade every mutant and correct variant (autograder/selftest/): kill and acceptance rates
 	$(PY) autograder/selftest/mutation.py
@@ -96,6 +109,7 @@ grade-repeat: $(STAMP) ## grade the solutions N times (default 20): identical re
 # cases at a quarter vCPU beside CPU hogs (verdicts must not depend on speed).
 LIMITS_CASES := solutions,stubs,infinite-loop,deadlock,slow-not-hanging,partial-frame
 limits: $(STAMP) check-sync ## Gradescope's limits (root): gradescope-sim on solutions and stubs; timing cases at 0.25 CPU + hogs
+	@$(TIMINGS) start limits
 ifeq ($(shell id -u),0)
 	@root=$$(mktemp -d /tmp/minddp-limits-XXXXXX) && trap 'rm -rf "$$root"' EXIT && \
 	$(PY) autograder/sim.py --root "$$root/autograder" --submission solutions --expect 110 && \
@@ -104,6 +118,11 @@ ifeq ($(shell id -u),0)
 else
 	@echo "limits: needs root (cgroups, a student uid), as Gradescope has; not run as uid $$(id -u)"
 endif
+	@$(TIMINGS) stop limits
+
+timings: $(STAMP) ## after .ci/run: keep this machine's tier durations (tools/timings.json) and show them in README.md
+	$(PY) tools/timings.py keep
+	$(PY) tools/timings.py readme
 
 gradescope-sim: $(STAMP) check-sync ## Gradescope on this machine (root): real /autograder, setup.sh, 0.5 CPU, 768 MB
 	$(PY) autograder/sim.py $(if $(SUBMISSION),--submission "$(SUBMISSION)") $(SIM_ARGS)

@@ -32,6 +32,15 @@ def torch_index(platform: str = sys.platform, environ: os._Environ | dict = os.e
     return TORCH_CPU_INDEX if platform.startswith("linux") else ""
 
 
+def reachable(index: str, timeout_s: float = 15.0) -> str | None:
+    """None if ``index`` answers, else why not (asked once: pip would retry every package with back-off)."""
+    try:
+        with urllib.request.urlopen(index.rstrip("/") + "/torch/", timeout=timeout_s):
+            return None
+    except (OSError, ValueError) as error:
+        return str(getattr(error, "reason", error))
+
+
 def torch_pin(requirement_files: list[str]) -> str:
     """The ``torch==...`` line of the requirements (the pin lives there, nowhere else)."""
     for path in requirement_files:
@@ -103,8 +112,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("venv")
     parser.add_argument("-r", dest="requirements", action="append", required=True)
     args = parser.parse_args(argv)
+    index = torch_index()
+    problem = reachable(index) if index else None
+    if problem:
+        print(f"install.py: {index} is unreachable ({problem}); torch comes from pip's own index instead: on "
+              "Linux that is the CUDA build (several GB) unless pip is configured with a CPU wheel (set "
+              "TORCH_INDEX_URL to a reachable index to choose)", file=sys.stderr)
+        index = ""
     try:
-        install(args.venv, args.requirements, torch_index())
+        install(args.venv, args.requirements, index)
     except subprocess.CalledProcessError as error:
         print(f"install.py: `{' '.join(error.cmd)}` failed (exit code {error.returncode}); see pip's message above",
               file=sys.stderr)

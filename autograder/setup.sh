@@ -5,7 +5,9 @@
 #   AUTOGRADER_ROOT  where the autograder lives (default /autograder; `make gradescope-sim` picks another)
 #   TORCH_INDEX_URL  where torch comes from (default: PyTorch's CPU index, since PyPI's Linux wheel is the
 #                    multi-GB CUDA build); set it empty to use pip's configured index instead (machines that
-#                    cannot reach download.pytorch.org but have a CPU wheel there)
+#                    cannot reach download.pytorch.org but have a CPU wheel there). An index that does not
+#                    answer is skipped with a warning (pip would retry every package); the CPU check below
+#                    then refuses an image that got the CUDA build instead.
 set -euxo pipefail
 ROOT="${AUTOGRADER_ROOT:-/autograder}"
 TORCH_INDEX_URL="${TORCH_INDEX_URL-https://download.pytorch.org/whl/cpu}"
@@ -15,6 +17,11 @@ if ! python3 -m venv --help >/dev/null 2>&1 || ! python3 -c "import ensurepip" >
 fi
 python3 -m venv "$ROOT/venv"
 PIP="$ROOT/venv/bin/pip"
+if [ -n "$TORCH_INDEX_URL" ] && ! "$ROOT/venv/bin/python" -c "import sys, urllib.request; \
+        urllib.request.urlopen(sys.argv[1].rstrip('/') + '/torch/', timeout=15)" "$TORCH_INDEX_URL" 2>/dev/null; then
+    echo "setup.sh: WARNING: $TORCH_INDEX_URL does not answer; torch comes from pip's configured index" >&2
+    TORCH_INDEX_URL=""
+fi
 if [ -n "$TORCH_INDEX_URL" ]; then
     "$PIP" install --no-cache-dir "$(grep -E '^torch==' "$ROOT/source/requirements.txt")" --index-url "$TORCH_INDEX_URL"
 fi

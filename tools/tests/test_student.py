@@ -84,3 +84,24 @@ def test_install_takes_torch_from_the_cpu_index_on_linux_only(tmp_path):
     requirements.write_text("numpy==2.2.6\n")
     with pytest.raises(SystemExit, match="no torch== pin"):
         install.steps([str(requirements)], "https://cpu")
+
+
+def test_an_index_that_does_not_answer_is_asked_once_and_named(tmp_path):
+    import socket
+
+    import install
+    with socket.socket() as closed:  # a port nobody listens on: refused at once
+        closed.bind(("127.0.0.1", 0))
+        port = closed.getsockname()[1]
+    assert "refused" in install.reachable(f"http://127.0.0.1:{port}/whl/cpu").lower()
+    import functools
+    import http.server
+    import threading
+    (tmp_path / "torch").mkdir()
+    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(tmp_path))
+    with http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler) as server:  # an index that answers
+        threading.Thread(target=server.serve_forever, daemon=True).start()
+        try:
+            assert install.reachable(f"http://127.0.0.1:{server.server_address[1]}") is None
+        finally:
+            server.shutdown()

@@ -1,0 +1,30 @@
+"""The README's durations are generated from tools/timings.json (never typed), as tools/timings.py writes them."""
+
+import os
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+
+import timings  # noqa: E402
+
+
+def test_readme_shows_the_kept_measurements():
+    assert timings.main(["check"]) == 0, "README.md's block differs from `tools/timings.py readme`: run make timings"
+
+
+def test_a_tier_is_the_sum_of_its_targets_or_a_dash():
+    seconds = {"lint": 10, "check-sync": 5, "unit": 30, "validate": 20, "selftest@fast": 200, "py310": 100}
+    text = timings.block({"seconds": seconds, "machine": "2 CPUs", "date": "2026-12-01"})
+    assert "| `make check` | 45 s |" in text
+    assert "| `make test` | 6 min |" in text  # 365 s
+    assert f"| `.ci/run` | {timings.DASH} |" in text  # selftest@all and limits were not measured
+    assert "2 CPUs, 2026-12-01" in text
+
+
+def test_the_selection_is_part_of_the_selftest_name(monkeypatch):
+    monkeypatch.setenv("SELFTEST", "all")
+    monkeypatch.setenv("MUTANTS", "all")
+    assert timings.selection("selftest") == "selftest@all"
+    monkeypatch.delenv("MUTANTS")
+    assert timings.selection("selftest") == "selftest@other"
+    assert timings.selection("unit") == "unit"
