@@ -542,14 +542,20 @@ def test_exec_through_the_venv_symlink_with_torch(uid):
     assert report["pyenv"] == [os.path.basename(sys.base_prefix)], "only the readable dir, not its siblings"
 
 
-def test_host_root_for_comparison(uid):
-    """root="host", the former behaviour: the host's world-readable files and every process are visible."""
+def test_host_root_for_comparison(uid, outside_tmp):
+    """root="host", the former behaviour: the host's world-readable files and every process are visible (a file
+    outside /tmp: the jail's /tmp is its own, wherever this clone lives)."""
+    visible = os.path.join(outside_tmp, "world-readable.py")
+    with open(visible, "w") as f:
+        f.write("# BEGIN SOLUTION\n")
+    os.chmod(visible, 0o644)
+
     def body():
         sandbox.enter(jail(uid, root="host"))
-        return {"reference": os.path.exists(REFERENCE), "pid1": os.path.exists("/proc/1"), "sys": os.path.isdir("/sys"),
-                "write": try_create(REPOSITORY)}
+        return {"file": os.path.exists(visible), "pid1": os.path.exists("/proc/1"), "sys": os.path.isdir("/sys"),
+                "write": try_create(outside_tmp)}
 
-    assert in_child(body) == {"reference": True, "pid1": True, "sys": True, "write": errno.EROFS}
+    assert in_child(body) == {"file": True, "pid1": True, "sys": True, "write": errno.EROFS}
 
 
 # ---------------------------------------------------------------------------------------------------------
