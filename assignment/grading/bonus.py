@@ -4,8 +4,8 @@
 
 from __future__ import annotations
 
-from grading.checks import Check, Outcome, fail, train
-from grading.compare import same_training
+from grading.checks import NONE, Check, Outcome, Run, fail, train
+from grading.compare import same_training, side_by_side
 from grading.part3 import bucket_records
 
 UNUSED = {"find_unused_parameters": True}
@@ -20,7 +20,26 @@ def unused_everywhere(o: Outcome) -> None:
     same_training(o, "4 (bonus A)")
 
 
+def usage_counts(o: Outcome) -> None:
+    """At step s the ranks r <= s use branch b (``scenarios.usage_counts``): every parameter's count is the
+    number of ranks that used it."""
+    world = o.run.world_size
+    for rank, g in enumerate(o.got):
+        for step, counts in enumerate(g["counts"]):
+            expected = [min(step + 1, world) if name.startswith("b.") else world for name in g["names"]]
+            if counts != expected:
+                fail(f"rank {rank}, step {step + 1} ({min(step + 1, world)} of {world} ranks use branch b): "
+                     f"all_reduce_usage returned the usage counts {counts}, expected {expected} for "
+                     f"{g['names']}: the SUM over ranks of the usage bitmaps, i.e. how many ranks used each "
+                     "parameter (handout §4, bonus A)")
+        if len(g["counts"]) != o.run.kwargs["steps"]:
+            fail(f"rank {rank}: all_reduce_usage was called {len(g['counts'])} times in {o.run.kwargs['steps']} "
+                 "backward passes; expected once per backward (handout §4, bonus A)")
+
+
 def usage_bitmap(o: Outcome) -> None:
+    if o.run.fn == "usage_counts":
+        return usage_counts(o)
     for rank, g in enumerate(o.got):
         for step, entry in enumerate(g["steps"]):
             usage = [c for c in entry["backward"][-1] if c["dtypes"] == ["Int"]]
@@ -30,6 +49,22 @@ def usage_bitmap(o: Outcome) -> None:
     same_training(o, "4 (bonus A)")
 
 
+def rebuilt_buckets(o: Outcome) -> None:
+    """Every rank rebuilds with rank 0's order (as torch's do), then torch's buckets exactly."""
+    def layout(record: dict, step: int) -> list:  # (index, parameters) of each GradBucket, in launch order
+        return [b[:2] for b in record["steps"][step]["buckets"]]
+
+    for step in range(1, len(o.ref[0]["steps"])):
+        for rank in range(1, len(o.got)):
+            mine, rank0 = layout(o.got[rank], step), layout(o.got[0], step)
+            if mine != rank0 and layout(o.ref[rank], step) == layout(o.ref[0], step):
+                fail(f"iteration {step + 1}: rank {rank}'s GradBuckets (index, parameters) differ from rank 0's. The "
+                     "ranks observed different ready orders; every rank must rebuild with rank 0's observed ready "
+                     "order (broadcast from rank 0), as torch does (handout §4, bonus B):\n"
+                     + side_by_side(mine, rank0, f"rank {rank}", "rank 0"))
+    bucket_records(o, "4 (bonus B)")
+
+
 CHECKS = [
     Check("A.1", "a parameter unused on every rank keeps grad=None, nothing hangs", weight=2, section="4",
           runs=(train("minddp", "branch b unused on every rank", model="branchy", steps=3, use_b="none",
@@ -37,16 +72,22 @@ CHECKS = [
           compare=unused_everywhere),
     Check("A.2", "a parameter used on rank 0 only ends as (g0 + 0) / 2 on both ranks", weight=2, section="4",
           runs=(train("minddp", "branch b used on rank 0 only", model="branchy", steps=3, use_b="rank0",
-                      ddp_kwargs=UNUSED),),
+                      ddp_kwargs=UNUSED),
+                train("minddp", "branch b used on rank 0 only, one bucket per tensor (bucket_cap_mb=0: on rank 1 "
+                      "b's buckets hold no gradient)", model="branchy", steps=3, use_b="rank0",
+                      ddp_kwargs={**UNUSED, "bucket_cap_mb": 0})),
           compare=unused_everywhere),
-    Check("A.3", "one extra int32 all-reduce of the usage bitmap per backward", weight=1, section="4",
+    Check("A.3", "one extra int32 all-reduce of the usage bitmap per backward, summed over ranks", weight=1,
+          section="4",
           runs=(train("minddp", "branch b used on every rank", model="branchy", steps=2, use_b="all",
-                      ddp_kwargs=UNUSED),),
+                      ddp_kwargs=UNUSED),
+                Run("usage_counts", {"steps": 3}, world_size=3, ref=NONE,
+                    label="3 ranks, branch b used by 1, then 2, then 3 of them (the usage counts)")),
           compare=usage_bitmap),
     Check("B.1", "buckets rebuilt in the observed gradient-ready order match torch's from iteration 2", weight=5,
           section="4", runs=tuple(train("minddp", label, model=model, steps=3, hook="record",
                                         ddp_kwargs={"bucket_cap_mb_list": [0.001, 0.01], "rebuild_buckets": True})
                                   for model, label in (("convbn", "Conv + BatchNorm (weights ready before biases)"),
                                                        ("twobranch", "two branches, rank 0 computes branch a last"))),
-          compare=lambda o: bucket_records(o, "4 (bonus B)")),
+          compare=rebuilt_buckets),
 ]

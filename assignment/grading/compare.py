@@ -80,6 +80,11 @@ def training_hint(key: str, ref: list, got: list, rank: int, step: int) -> str:
                            "returns with them (handout §3).")
         return hint + (" When loss.backward() returned, .grad still held this rank's local gradients: copy the "
                        "averaged bucket back into .grad at the end of backward (handout §3).")
+    scaled = {k: v / len(ref) for k, v in (local or {}).items()}
+    if mine and local and all_close(mine, scaled) and not all_close(theirs, scaled):
+        return hint + (" When loss.backward() returned, .grad held this rank's own gradients divided by the world "
+                       "size: the bucket as it was launched, read before its all-reduce completed. Wait on each "
+                       "bucket's work (or future) before you read its buffer (handout §3).")
     return hint + (scaling_hint(theirs, mine, len(ref)) or
                    " When loss.backward() returns, every gradient must already be averaged over the ranks "
                    "(handout §3).")

@@ -79,7 +79,11 @@ def compare_launch(o: Outcome) -> None:
         # What nproc processes on one node must see: their place in the job, and a working all-reduce (of
         # numbers each rank only learns when it starts, on Gradescope).
         expected = {"rank": rank, "world_size": nproc, "local_rank": rank, "node_rank": 0,
-                    "sum": float(sum(values)), "dist_rank": rank}
+                    "sum": float(sum(values)), "dist_rank": rank, "backend": LAUNCH_BACKEND}
+        if isinstance(report, dict) and report.get("backend") != LAUNCH_BACKEND:
+            fail(f"rank {rank}: init_process_group(backend={LAUNCH_BACKEND!r}) joined a group whose backend is "
+                 f"{report.get('backend')!r}: a given backend must be passed on unchanged to "
+                 "torch.distributed.init_process_group; only backend=None picks nccl or gloo (handout §1)")
         if report != expected:
             fail(f"under `torchrun --standalone --nproc_per_node={nproc}`, rank {rank}'s script reported\n  {report}\n"
                  f"expected\n  {expected}\n(handout §1; the script is tests/launch_probe.py)")
@@ -91,15 +95,22 @@ INVALID = [({**GOOD, "RANK": "two"}, "RANK"), ({**GOOD, "WORLD_SIZE": "0"}, "WOR
            ({**GOOD, "LOCAL_RANK": "2"}, "LOCAL_RANK"),  # rank 5 with 4 per node is local rank 1
            ({**GOOD, "LOCAL_WORLD_SIZE": "3"}, "LOCAL_WORLD_SIZE"), ({**GOOD, "MASTER_PORT": "70000"}, "MASTER_PORT"),
            ({**GOOD, "MASTER_PORT": "http"}, "MASTER_PORT")]
+# The edges of the contract: a variable set but empty counts as missing; ports are 1..65535 (0 and 65536 are
+# not; 65535 is, see the valid environments of 1.1 and 1.2); RANK == WORLD_SIZE is one too many (above: 8 of 8).
+EDGES = [({**GOOD, name: ""}, name) for name in GOOD] + [({**GOOD, "MASTER_PORT": "0"}, "MASTER_PORT"),
+                                                       ({**GOOD, "MASTER_PORT": "65536"}, "MASTER_PORT")]
+LAUNCH_BACKEND = "cpu:gloo"  # what the probe passes to init_process_group: not what None would choose ("gloo")
 
 CHECKS = [
     Check("1.1", "read_torchrun_env reads valid torchrun environments", weight=3, section="1",
-          runs=(env_run([GOOD, env(0, 1, 0, 1, "127.0.0.1", 1), env(7, 12, 3, 4)],
-                        "valid environments (one node of 4, a single process, the lecture's 3 nodes x 4 GPUs)"),),
+          runs=(env_run([GOOD, env(0, 1, 0, 1, "127.0.0.1", 1), env(7, 12, 3, 4), env(3, 4, 3, 4, "localhost", 65535)],
+                        "valid environments (one node of 4, a single process, the lecture's 3 nodes x 4 GPUs, "
+                        "the largest port)"),),
           compare=compare_envs),
     Check("1.2", "invalid environments raise DistEnvError naming the variable to fix", weight=3, section="1",
-          runs=(invalid_run(MISSING + INVALID, [GOOD, env(0, 1, 0, 1, "127.0.0.1", 65535)],
-                            "each variable missing, then invalid values (and two valid environments)"),),
+          runs=(invalid_run(MISSING + INVALID + EDGES, [GOOD, env(0, 1, 0, 1, "127.0.0.1", 65535)],
+                            "each variable missing, invalid values, each variable set but empty, ports 0 and "
+                            "65536 (and two valid environments)"),),
           compare=compare_errors),
     Check("1.3", "rank layout, and the environment torchrun gives each rank", weight=2, section="1",
           runs=(layout_run([[7, 4]] + [[r, lws] for lws in (1, 2, 4, 8) for r in range(4 * lws)],

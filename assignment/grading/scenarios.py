@@ -31,6 +31,8 @@ from typing import Any
 import torch
 import torch.distributed as dist
 
+from grading import late_backend
+
 MiB = 2**20
 
 
@@ -53,8 +55,10 @@ def collective_mark() -> int:
 def collectives_since(mark: int) -> list[dict]:
     """Collectives this rank launched after ``mark``, oldest first: op, input sizes, input dtypes."""
     trace = pickle.loads(torch._C._distributed_c10d._dump_fr_trace(includeStackTraces=False))
+    late = isinstance(dist.distributed_c10d._get_default_group(), late_backend.LateGroup)
     return [{"op": e["profiling_name"].split(":")[-1], "sizes": e["input_sizes"], "dtypes": e["input_dtypes"]}
-            for e in trace["entries"] if e["collective_seq_id"] > mark and not e.get("is_p2p")]
+            for e in trace["entries"] if e["collective_seq_id"] > mark and not e.get("is_p2p")
+            and late_backend.is_late(e["process_group"][0]) == late]  # the late group's, while it is the default
 
 
 def digest(tensors: dict[str, torch.Tensor]) -> str:
@@ -90,11 +94,12 @@ class ReducerDriver(torch.nn.Module):
     ``prepare_for_backward()``. Every rank builds the same model from the same seed, so no broadcast is
     needed."""
 
-    def __init__(self, module: torch.nn.Module, bucket_indices: list[list[int]], **_limits: Any):
+    def __init__(self, module: torch.nn.Module, bucket_indices: list[list[int]], process_group: Any = None,
+                 **_limits: Any):
         super().__init__()
         from minddp.reducer import Reducer
         self.module = module
-        self.reducer = Reducer([p for p in module.parameters() if p.requires_grad], bucket_indices, None)
+        self.reducer = Reducer([p for p in module.parameters() if p.requires_grad], bucket_indices, process_group)
 
     def forward(self, *inputs: Any, **kwargs: Any) -> Any:
         outputs = self.module(*inputs, **kwargs)
@@ -106,15 +111,16 @@ class ReducerDriver(torch.nn.Module):
         self.reducer.register_comm_hook(state, hook)
 
 
-def wrap(impl: str, module: torch.nn.Module, ddp_kwargs: dict, bucket_indices: list | None) -> torch.nn.Module:
+def wrap(impl: str, module: torch.nn.Module, ddp_kwargs: dict, bucket_indices: list | None,
+         process_group: Any = None) -> torch.nn.Module:
     if impl == "torch":
         kwargs = {k: v for k, v in ddp_kwargs.items() if k != "rebuild_buckets"}
-        return torch.nn.parallel.DistributedDataParallel(module, **kwargs)
+        return torch.nn.parallel.DistributedDataParallel(module, process_group=process_group, **kwargs)
     if impl == "minddp":
         from minddp.ddp import DistributedDataParallel
-        return DistributedDataParallel(module, **ddp_kwargs)
+        return DistributedDataParallel(module, process_group=process_group, **ddp_kwargs)
     if impl == "reducer":
-        return ReducerDriver(module, bucket_indices, **ddp_kwargs)
+        return ReducerDriver(module, bucket_indices, process_group, **ddp_kwargs)
     raise ValueError(f"unknown impl {impl!r}")
 
 
@@ -129,7 +135,10 @@ def install_hook(impl: str, ddp: torch.nn.Module, hook: str, names: dict[int, st
         return
 
     def record(state, bucket):  # no annotations: torch insists they be exactly dist.GradBucket
-        log.append([bucket.index(), [names[id(p)] for p in bucket.parameters()]])
+        buffer = bucket.buffer()  # what the hook receives: raw (not yet averaged) gradients, in torch's layout
+        log.append([bucket.index(), [names[id(p)] for p in bucket.parameters()],
+                    {"is_last": bucket.is_last(), "dtype": str(buffer.dtype).removeprefix("torch."),
+                     "elements": buffer.numel(), "values": digest({"buffer": buffer})}])
         averaged = bucket.buffer().div(dist.get_world_size())  # a new tensor: the DDP must use the hook's result
         return dist.all_reduce(averaged, async_op=True).get_future().then(lambda fut: fut.value()[0])
 
@@ -138,10 +147,18 @@ def install_hook(impl: str, ddp: torch.nn.Module, hook: str, names: dict[int, st
 
 # -- the training scenario -----------------------------------------------------------------------------------
 
-def train(catch: bool = False, **kwargs: Any) -> dict:
+def train(catch: bool = False, backend: str = "in order", **kwargs: Any) -> dict:
     """``_train(**kwargs)``; with ``catch``, for checks that expect an error, an exception is the result:
     {"error": type, "message": text, "step": where, "phase": "construct" | "forward" | "backward" | "step",
-    "steps": the steps recorded before it}."""
+    "steps": the steps recorded before it}. ``backend``: the default group is ``late_backend``'s, whose works
+    complete only when waited on: "in order" (as gloo's, but the same on every run) or "late" (out of order);
+    or "gloo", the workers' own."""
+    late = backend != "gloo"
+    with late_backend.as_default_group(in_order=backend != "late") if late else contextlib.nullcontext():
+        return _train_catching(catch, **kwargs)
+
+
+def _train_catching(catch: bool, **kwargs: Any) -> dict:
     progress: dict[str, Any] = {"step": 0, "phase": "construct", "steps": []}
     if not catch:
         return _train(progress=progress, **kwargs)
@@ -157,12 +174,15 @@ def train(catch: bool = False, **kwargs: Any) -> dict:
 def _train(impl: str, model: str, steps: int = 3, seed_per_rank: bool = False, ddp_kwargs: dict | None = None,
            hook: str | None = None, accumulate: int = 1, no_sync: str = "forward", use_b: str = "all",
            lr: float = 0.05, tensors: bool = False, hold_back: bool = False, hold_timeout_s: float = 10.0,
-           bucket_indices: list | None = None, progress: dict | None = None) -> dict:
+           bucket_indices: list | None = None, progress: dict | None = None, subgroups: list | None = None,
+           buffers_per_rank: bool = False, no_grad_forward: bool = False) -> dict:
     """Train ``steps`` SGD steps and record what the DDP did.
 
     accumulate: micro-batches per step; all but the last run under ``no_sync`` as chosen by ``no_sync``:
       "forward" wraps forward and backward (the right way), "backward" wraps only backward (still syncs),
-      "never" does not use no_sync at all.
+      "never" does not use no_sync at all, "nested": as "forward", but an inner no_sync() is entered and left
+      first (the forward then runs in the outer one), and before the last micro-batch a no_sync() block is left
+      by an exception (the last forward is outside again).
     use_b: for the "branchy" model, which ranks use branch b: "all", "none" or "rank0".
     tensors: also return the final parameters (for comparisons within a tolerance, world size 3).
     hold_back: in the second step, rank 1 holds back its first all-reduce until rank 0's backward has
@@ -170,17 +190,33 @@ def _train(impl: str, model: str, steps: int = 3, seed_per_rank: bool = False, d
       from torch's run): ``backward_blocked`` says whether rank 0 got there.
     bucket_indices: the buckets the driver hands your Reducer (impl "reducer"); torch's run records them
       as ``driver_buckets``, and the runner passes them on.
+    subgroups: the world's ranks split into process groups (e.g. [[0], [1, 2]]); each rank's DDP runs on its
+      own group. ``world_collectives`` counts what a phase launched on the default (world) group.
+    buffers_per_rank: every rank's buffers differ before the DDP is built (rank r adds r to them).
+    no_grad_forward: each micro-batch starts with a forward under torch.no_grad() (an evaluation).
     """
     from minddp import models
     rank = dist.get_rank()
+    group = None
+    for ranks in subgroups or []:  # every rank creates every group, in the same order
+        created = dist.new_group(ranks)
+        group = created if rank in ranks else group
     module = models.build(model, seed=1000 + rank if seed_per_rank else 0)
+    if buffers_per_rank:
+        with torch.no_grad():
+            for buffer in module.buffers():
+                if buffer.is_floating_point():
+                    buffer.add_(rank)
+                else:
+                    buffer.fill_(rank)
     if model == "twobranch":
         module.branch_first = "b" if rank % 2 == 0 else "a"  # rank 0 differs from reverse order
     names = {id(p): n for n, p in module.named_parameters()}
     mark = collective_mark()
-    ddp = wrap(impl, module, ddp_kwargs or {}, bucket_indices)
+    ddp = wrap(impl, module, ddp_kwargs or {}, bucket_indices, group)
     progress = {} if progress is None else progress
     record: dict[str, Any] = {"construct": collectives_since(mark), "steps": progress.setdefault("steps", []),
+                              "construct_world_collectives": collective_mark() - mark,
                               "params_at_start": digest(dict(module.named_parameters())),
                               "buffers_at_start": digest(dict(module.named_buffers()))}
     if impl == "torch":
@@ -196,14 +232,26 @@ def _train(impl: str, model: str, steps: int = 3, seed_per_rank: bool = False, d
     for step in range(steps):
         progress["step"] = step + 1
         optimizer.zero_grad(set_to_none=False if step else True)
+        grads_before = {n: (p.grad, p.grad.data_ptr()) for n, p in module.named_parameters() if p.grad is not None}
         entry: dict[str, Any] = {"forward": [], "backward": [], "buffers": []}
+        step_mark = collective_mark()
         for micro in range(accumulate):
             last = micro == accumulate - 1
             skip_sync = not last and no_sync != "never"
-            ctx_f = ddp.no_sync() if skip_sync and no_sync == "forward" else contextlib.nullcontext()
+            ctx_f = ddp.no_sync() if skip_sync and no_sync in ("forward", "nested") else contextlib.nullcontext()
             ctx_b = ddp.no_sync() if skip_sync and no_sync == "backward" else contextlib.nullcontext()
+            if no_grad_forward:
+                with torch.no_grad():
+                    ddp(models.batch(model, rank, 10_000 + step * accumulate + micro), **forward_kwargs)
+            if last and no_sync == "nested" and accumulate > 1:
+                with contextlib.suppress(_LeftByException):
+                    with ddp.no_sync():
+                        raise _LeftByException
             mark = collective_mark()
             with ctx_f:
+                if skip_sync and no_sync == "nested":
+                    with ddp.no_sync():
+                        pass
                 progress["phase"] = "forward"
                 output = ddp(models.batch(model, rank, step * accumulate + micro), **forward_kwargs)
                 entry["forward"].append(collectives_since(mark))
@@ -214,6 +262,12 @@ def _train(impl: str, model: str, steps: int = 3, seed_per_rank: bool = False, d
                 with ctx_b:
                     models.loss_fn(output).backward()
             entry["backward"].append(collectives_since(mark))
+        entry["world_collectives"] = collective_mark() - step_mark
+        # Where the averaged gradient landed: in the .grad tensor that was there before backward (same object,
+        # same storage), as torch's DDP writes it, or in a new one.
+        now = dict(module.named_parameters())
+        entry["grads_in_place"] = {n: now[n].grad is before and now[n].grad.data_ptr() == ptr
+                                   for n, (before, ptr) in grads_before.items()}
         entry["allreduces_before_last_grad"] = probe.count_at_last_grad
         entry["grads"] = digest({n: p.grad for n, p in module.named_parameters() if p.grad is not None})
         # Sums of |gradient|: what lets feedback tell "summed, not averaged" from "averaged twice" etc.
@@ -233,6 +287,10 @@ def _train(impl: str, model: str, steps: int = 3, seed_per_rank: bool = False, d
         record["params"] = {n: p.detach().clone() for n, p in module.named_parameters()}
     probe.remove()
     return record
+
+
+class _LeftByException(Exception):
+    """What leaves a no_sync() block early in the "nested" scenario."""
 
 
 class ReadyProbe:
@@ -366,6 +424,29 @@ def timeline_cases(cases: list[dict]) -> list[dict]:
     return [outcome(lambda c=c: call(c)) for c in cases]
 
 
+def usage_counts(steps: int = 3) -> dict:
+    """Bonus A: the "branchy" model in your DDP with find_unused_parameters=True, where at step s the ranks
+    r <= s use branch b; records what your ``Reducer.all_reduce_usage`` returned in each backward."""
+    from minddp import models
+    from minddp.ddp import DistributedDataParallel
+    rank = dist.get_rank()
+    module = models.build("branchy")
+    ddp = DistributedDataParallel(module, bucket_cap_mb=0, find_unused_parameters=True)
+    returned: list = []
+    all_reduce_usage = ddp.reducer.all_reduce_usage
+
+    def recording():
+        counts = all_reduce_usage()
+        returned.append([int(c) for c in (counts.tolist() if isinstance(counts, torch.Tensor) else counts)])
+        return counts
+
+    ddp.reducer.all_reduce_usage = recording
+    for step in range(steps):
+        models.loss_fn(ddp(models.batch("branchy", rank, step), use_b=rank <= step)).backward()
+    names = {id(p): n for n, p in module.named_parameters()}
+    return {"names": [names[id(p)] for p in ddp.reducer.params], "counts": returned}
+
+
 def answers(names: list[str]) -> dict:
     """What each function of ``answers.py`` returns (the written questions, Part 6)."""
     try:
@@ -397,3 +478,33 @@ def fail_on_rank(rank: int) -> int:
 def exit_abruptly() -> None:
     import os
     os._exit(3)
+
+
+def late_order(in_order: bool) -> dict:
+    """What the late backend does (tests/test_provided.py): a work completes when waited on (in order: with
+    every earlier one), or at the end of the backward that launched it; its values are gloo's, bit for bit."""
+    rank, seen = dist.get_rank(), {}
+    values = [torch.randn(1000, generator=torch.Generator().manual_seed(rank * 10 + i)) for i in range(3)]
+    on_gloo = [v.clone() for v in values]
+    for v in on_gloo:
+        dist.all_reduce(v)
+    with late_backend.as_default_group(in_order):
+        a, b, c = (v.clone() for v in values)
+        work_a, work_b = dist.all_reduce(a, async_op=True), dist.all_reduce(b, async_op=True)
+        chained = dist.all_reduce(c, async_op=True).get_future().then(lambda fut: fut.value()[0] * 2)
+        work_b.wait()
+        seen["after waiting b"] = {"a": "reduced" if torch.equal(a, on_gloo[0]) else "as launched" if
+                                   torch.equal(a, values[0]) else "other", "b": torch.equal(b, on_gloo[1]),
+                                   "c": torch.equal(c, values[2]), "chained done": chained.done()}
+        work_a.wait()
+        seen["a"], seen["chained"] = torch.equal(a, on_gloo[0]), torch.equal(chained.wait(), on_gloo[2] * 2)
+        weight, order = torch.nn.Parameter(torch.ones(3)), []
+
+        def launch(param: torch.Tensor) -> None:  # three all-reduces launched in backward, never waited on
+            for i in range(3):
+                dist.all_reduce(param.grad.clone(), async_op=True).get_future().add_done_callback(
+                    lambda _, i=i: order.append(i))
+        weight.register_post_accumulate_grad_hook(launch)
+        (weight * (rank + 1)).sum().backward()
+        seen["completed at the end of backward, in this order"] = order
+    return seen

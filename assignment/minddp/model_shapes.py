@@ -25,8 +25,9 @@ import torch
 
 Shape = tuple[int, ...]
 ShapeTable = list[tuple[str, Shape]]
-# What the helpers below accept per parameter: an element count, a shape, or a (name, shape) row.
-ParamEntry = int | Shape | tuple[str, Shape]
+# What the helpers below accept per parameter: an element count, a shape, or a (name, shape) row; where a
+# relative cost is meant (``param_numels``, hence the timeline's costs), also a float.
+ParamEntry = int | float | Shape | tuple[str, Shape]
 
 
 # ResNet-50 ---------------------------------------------------------------------------------------
@@ -167,9 +168,10 @@ def entry_shape(entry: ParamEntry) -> Shape:
     return tuple(entry)
 
 
-def param_numels(entries: Sequence[ParamEntry]) -> list[int]:
-    """Element count of every entry (see ``entry_shape`` for what an entry may be)."""
-    return [math.prod(entry_shape(entry)) for entry in entries]
+def param_numels(entries: Sequence[ParamEntry]) -> list[int | float]:
+    """Element count of every entry (see ``entry_shape`` for what an entry may be); a float, a relative
+    cost such as ``ddp_step``'s ``compute_costs``, is kept as it is."""
+    return [entry if isinstance(entry, float) else math.prod(entry_shape(entry)) for entry in entries]
 
 
 def meta_tensors(shapes: Sequence[ParamEntry], dtype: torch.dtype = torch.float32) -> list[torch.Tensor]:

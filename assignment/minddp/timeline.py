@@ -90,7 +90,8 @@ def backward_ready_times(shapes_or_sizes: Sequence[ParamEntry], backward_time: f
                          order: Sequence[int] | None = None) -> list[float]:
     """When each tensor's gradient is ready, if backward takes ``backward_time`` in total.
 
-    Entry i is a shape, a ``(name, shape)`` row or an int (an element count, or any relative cost).
+    Entry i is a shape, a ``(name, shape)`` row or a number (an int element count, or any relative cost,
+    int or float).
     Assumptions: gradients are produced one at a time, in ``order`` (default: reverse registration
     order, the order DDP assumes), and each takes time proportional to its size (its element count, or
     the int given). Returns a list indexed like ``shapes_or_sizes``; the last gradient in ``order`` is
@@ -195,7 +196,8 @@ def ddp_step(shapes: Sequence[ParamEntry], backward_time: float, world_size: int
     Buckets come from ``compute_bucket_assignment`` with ``bucket_size_limits`` (bytes), i.e. DDP's
     reverse-registration assumption. ``order`` is the order backward REALLY produces the gradients in
     (default: reverse registration); when it differs, buckets fill out of order. A gradient's share of
-    ``backward_time`` is proportional to ``compute_costs[i]`` (default: its element count). Each bucket
+    ``backward_time`` is proportional to ``compute_costs[i]`` (ints or floats; default: its element
+    count). Gradients of ``dtype`` take ``dtype.itemsize`` bytes per element. Each bucket
     costs one ring all-reduce of its bytes.
     """
     tensors = meta_tensors(shapes, dtype)
@@ -218,7 +220,7 @@ class ModelSpec:
     name: str
     shapes: list[tuple[str, tuple[int, ...]]]  # (name, shape) in registration order
     backward_time: float  # seconds, on one rank
-    compute_costs: list[int] | None = None  # relative backward cost per tensor; None: element counts
+    compute_costs: list[float] | None = None  # relative backward cost per tensor; None: element counts
 
     def step(self, world_size: int, bucket_size_limits: Sequence[int], alpha: float = ALPHA_S,
              beta: float = BETA_BYTES_PER_S, overlap: bool = True,

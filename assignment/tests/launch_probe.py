@@ -20,11 +20,12 @@ def probe(report) -> None:
 
     from minddp.process_group import destroy_process_group, init_process_group
 
-    env = init_process_group(backend="gloo")
+    env = init_process_group(backend="cpu:gloo")  # gloo for CPU tensors, named so that a backend ignored shows
     total = torch.tensor([float(os.environ.get("MINDDP_PROBE_VALUE", env.rank + 1))])
     dist.all_reduce(total)
     report({"rank": env.rank, "world_size": env.world_size, "local_rank": env.local_rank,
-            "node_rank": env.node_rank, "sum": total.item(), "dist_rank": dist.get_rank()})
+            "node_rank": env.node_rank, "sum": total.item(), "dist_rank": dist.get_rank(),
+            "backend": str(dist.get_backend())})
     destroy_process_group()
 
 

@@ -88,6 +88,33 @@ def test_worker_that_exits_is_reported(pool2):
     assert pool2.run("grading.scenarios:echo", value=3)[0]["value"] == 3
 
 
+# -- the test backend "late" (grading/late_backend.py) -----------------------------------------------------
+
+@pytest.mark.parametrize("in_order", [True, False])
+def test_late_backend_completes_a_work_only_when_it_is_waited_on(pool2, in_order):
+    for seen in pool2.run("grading.scenarios:late_order", in_order=in_order):
+        assert seen["after waiting b"] == {"a": "reduced" if in_order else "as launched", "b": True, "c": True,
+                                           "chained done": False}, \
+            "waiting on b completes b (in order: and a, launched before it); c still holds what it held at launch"
+        assert seen["a"] and seen["chained"], "their values are gloo's, bit for bit"
+        assert seen["completed at the end of backward, in this order"] == ([0, 1, 2] if in_order else [2, 1, 0])
+
+
+@pytest.mark.parametrize("model, ddp_kwargs, hook", [("mlp", {"bucket_cap_mb": 0}, None),
+                                                     ("mlp", {"bucket_cap_mb": 1}, "record"),
+                                                     ("mlp", {"bucket_cap_mb": 1}, "fp16"),
+                                                     ("convbn", {"bucket_cap_mb": 0.01}, None)])
+def test_torch_ddp_trains_through_the_late_backend_as_through_gloo(pool2, model, ddp_kwargs, hook):
+    kwargs = {"impl": "torch", "model": model, "steps": 3, "ddp_kwargs": ddp_kwargs, "hook": hook}
+    gloo = pool2.run("grading.scenarios:train", backend="gloo", **kwargs)
+    keys = ("forward", "backward", "buffers", "grads", "params", "buckets")
+    for backend in ("in order", "late"):
+        late = pool2.run("grading.scenarios:train", backend=backend, **kwargs)
+        for mine, theirs in zip(late, gloo, strict=True):
+            assert [{k: s[k] for k in keys} for s in mine["steps"]] == [{k: s[k] for k in keys} for s in theirs["steps"]]
+            assert mine["construct"] == theirs["construct"] and mine["param_sums"] == theirs["param_sums"]
+
+
 # -- provided code of the homework -------------------------------------------------------------------------
 
 def test_bucket_size_limits_mirror_torch_arguments():

@@ -11,7 +11,7 @@ from __future__ import annotations
 import random
 
 from grading import part2, part5, part6
-from grading.checks import ANSWER, Run, train
+from grading.checks import ANSWER, NONE, Run, train
 from grading.part1 import env, env_run, invalid_run, layout_run
 from grading.part2 import bucket_run, case
 from grading.part5 import call, simulator_cases, timeline_run
@@ -19,12 +19,14 @@ from grading.part5 import call, simulator_cases, timeline_run
 # -- Part 1 ------------------------------------------------------------------------------------------------
 GOOD = env(6, 12, 2, 4, "node0.cluster", 29400)
 VALID = [GOOD, {**GOOD, "RANK": "0", "LOCAL_RANK": "0"}, {**GOOD, "RANK": "11", "LOCAL_RANK": "3"},
-         env(0, 1, 0, 1, "127.0.0.1", 1)]
+         env(0, 1, 0, 1, "127.0.0.1", 1), env(2, 3, 2, 3, "localhost", 65535)]
 INVALID = [({k: v for k, v in GOOD.items() if k != name}, name) for name in GOOD] + [
     ({**GOOD, "RANK": "six"}, "RANK"), ({**GOOD, "RANK": "12"}, "RANK"), ({**GOOD, "WORLD_SIZE": "0"}, "WORLD_SIZE"),
     ({**GOOD, "LOCAL_RANK": "4"}, "LOCAL_RANK"), ({**GOOD, "LOCAL_RANK": "1"}, "LOCAL_RANK"),
     ({**GOOD, "LOCAL_WORLD_SIZE": "5"}, "LOCAL_WORLD_SIZE"), ({**GOOD, "MASTER_PORT": "65536"}, "MASTER_PORT"),
-    ({**GOOD, "MASTER_PORT": "x"}, "MASTER_PORT")]
+    ({**GOOD, "MASTER_PORT": "x"}, "MASTER_PORT")] + [({**GOOD, name: ""}, name) for name in reversed(list(GOOD))] + [
+    ({**GOOD, "MASTER_PORT": "0"}, "MASTER_PORT"), ({**GOOD, "MASTER_PORT": "65536"}, "MASTER_PORT"),
+    ({**GOOD, "RANK": "12", "LOCAL_RANK": "0"}, "RANK")]
 LAYOUTS = [[rank, lws] for lws in (1, 2, 3, 4, 8) for rank in range(0, 3 * lws)]
 TORCHRUN = [[rank, 12, 4, "10.1.2.3", 29500 + rank] for rank in range(12)] + [[0, 1, 1, "localhost", 80]]
 
@@ -55,11 +57,18 @@ def timeline_hidden(seed: int = 5) -> dict[str, list[dict]]:
     for _ in range(6):
         n = rng.randint(2, 20)
         shapes = [[rng.randint(1, 512), rng.randint(1, 512)] for _ in range(n)]
+        extra = {"dtype": rng.choice(["float64", "float16", "bfloat16"])} if rng.random() < 0.6 else {}
+        if rng.random() < 0.6:
+            extra["order"] = rng.sample(range(n), n)
+        if rng.random() < 0.6:
+            extra["compute_costs"] = [rng.choice([rng.randint(1, 1000), round(rng.uniform(0.1, 10), 3)])
+                                      for _ in range(n)]
         steps.append(call("ddp_step", shapes, rng.uniform(0.01, 0.1), rng.choice([2, 8, 64]), 1e-5, 1e10,
-                          [rng.choice([0, 65536, 262144, 1 << 20])], overlap=rng.random() < 0.7))
+                          [rng.choice([0, 65536, 262144, 1 << 20])], overlap=rng.random() < 0.7, **extra))
     skip = [call("skip_sync_step_time", rng.uniform(0.05, 0.2), rng.uniform(0.01, 0.05), rng.randint(1, 16))
             for _ in range(4)]
-    orders = [call("true_backward_order", rng.sample(range(n), n)) for n in (4, 7, 12)]
+    orders = [call("true_backward_order", rng.sample(range(n), n)) for n in (4, 7, 12)] + [
+        call("true_backward_order", [(j + 1) % n for j in range(n)]) for n in (3, 6)]  # cycles: not involutions
     return {"ring": ring, "ready": ready, "simulator": simulator_cases(seed=seed + 100, count=12), "ddp_step": steps,
             "skip": skip, "orders": orders}
 
@@ -128,7 +137,7 @@ HIDDEN: dict[str, tuple[Run, ...]] = {
     "5.1": (_timeline("5.1", TIMELINE["ring"], "12 random cases"),),
     "5.2": (_timeline("5.2", TIMELINE["ready"], "8 random cases"),),
     "5.3": (_timeline("5.3", TIMELINE["simulator"], "12 random cases"),),
-    "5.4": (_timeline("5.4", TIMELINE["ddp_step"], "6 random models"),),
+    "5.4": (_timeline("5.4", TIMELINE["ddp_step"], "6 random models (dtypes, orders, compute costs)"),),
     "5.5": (_timeline("5.5", TIMELINE["skip"], "4 random cases"),),
     "5.6": (_timeline("5.6", TIMELINE["orders"], "random permutations"),),
     **{check.number: (Run("answers", {"names": part6.NAMES}, ref=ANSWER, label="your answers.py"),)
@@ -138,7 +147,8 @@ HIDDEN: dict[str, tuple[Run, ...]] = {
     "A.2": (train("minddp", "branch b used on rank 0 only, one bucket per tensor", model="branchy", steps=3,
                   use_b="rank0", ddp_kwargs={"bucket_cap_mb": 0, "find_unused_parameters": True}),),
     "A.3": (train("minddp", "branch b used on rank 0 only", model="branchy", steps=2, use_b="rank0",
-                  ddp_kwargs={"find_unused_parameters": True}),),
+                  ddp_kwargs={"find_unused_parameters": True}),
+            Run("usage_counts", {"steps": 2}, world_size=2, ref=NONE, label="2 ranks, branch b used by 1, then 2"),),
     "B.1": (train("minddp", "two branches, limits [0.002, 0.02] MiB", model="twobranch", steps=3, hook="record",
                   ddp_kwargs={"bucket_cap_mb_list": [0.002, 0.02], "rebuild_buckets": True}),),
 }

@@ -354,7 +354,12 @@ def _recon():
     lines = []
     secrets = (b"# BEGIN " + b"SOLUTION", b"HIDDEN: " + b"dict", b"def standin" + b"_text", b"def reference" + b"_pass")
     readable = []
+    import time
+    stop = time.monotonic() + 5.0  # the run's deadline is short: report what was found, however far it got
     for folder, dirs, files in os.walk("/", onerror=lambda e: None):
+        if time.monotonic() > stop:
+            lines.append(f"(the walk of / stopped after 5 s, at {folder})")
+            break
         if folder.startswith(("/proc", "/sys", "/dev")):
             dirs[:] = []
             continue
@@ -451,7 +456,12 @@ def _net_probe():
     attempt("abstract unix socket of the host (@/tmp/.X11-unix/X0)",
             lambda: socket.socket(socket.AF_UNIX).connect("\0/tmp/.X11-unix/X0"))
     unix = []
+    import time
+    stop = time.monotonic() + 5.0  # the run's deadline is short: report what was found, however far it got
     for folder, dirs, files in os.walk("/", onerror=lambda e: None):
+        if time.monotonic() > stop:
+            lines.append(f"(the walk of / stopped after 5 s, at {folder})")
+            break
         if folder.startswith(("/proc", "/sys")):
             dirs[:] = []
             continue

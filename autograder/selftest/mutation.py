@@ -9,7 +9,8 @@ would have made (the edit formats of ``cases.py``: ``(old, new)`` pairs or a who
 
     mutants/NAME.py   docstring: the mistake, in one line. ``EDITS``, and ``CAUGHT_BY = {test number: words}``:
                       that test must fail and its message must contain the words (case-insensitive), i.e.
-                      the feedback names the mistake. The submission must lose points.
+                      the feedback names the mistake. The submission must lose points (of Parts 1-6; a mutant
+                      whose CAUGHT_BY names only bonus tests must lose bonus points).
     correct/NAME.py   docstring: how this student wrote it. ``EDITS``. It must pass every test the solutions
                       pass (100%, and the bonus when the variant keeps it).
 
@@ -95,9 +96,17 @@ def verdict(sub: Submission, outcome: Outcome, baseline: dict) -> list[str]:
                 for n, t in tests.items() if t["score"] < baseline[n]["score"]]
         return [f"a correct variant lost points on {', '.join(lost)}"] if lost else []
     problems = []
-    full = sum(t["max_score"] for t in required(list(baseline.values())))
-    if sum(t["score"] for t in required(list(tests.values()))) >= full:
-        problems.append("the mutant kept full marks")
+    # A mistake in a bonus part (every CAUGHT_BY test a bonus one) can only cost extra credit: it must lose some
+    # (extra-credit tests have max_score 0 in results.json: the reference's own scores are the full marks).
+    bonus_only = all(str(number).split(".")[0] in ("A", "B") for number in sub.caught_by)
+    if bonus_only:
+        full = sum(t["score"] for t in baseline.values())
+        kept = sum(t["score"] for t in tests.values())
+    else:
+        full = sum(t["max_score"] for t in required(list(baseline.values())))
+        kept = sum(t["score"] for t in required(list(tests.values())))
+    if kept >= full:
+        problems.append("the mutant kept full marks" + (" (bonus included)" if bonus_only else ""))
     for number, words in sub.caught_by.items():
         test = tests.get(number)
         if test is None:

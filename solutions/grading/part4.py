@@ -8,39 +8,62 @@ from __future__ import annotations
 
 from grading.checks import Check, Outcome, fail, train
 from grading.compare import same_allreduces, same_training
+from grading.part3 import SUBGROUPS, groups_text, on_process_groups
 
 CONVBN = "Conv + BatchNorm (buffers)"
 
 
 def construction(o: Outcome) -> None:
-    if len({g["params_at_start"] for g in o.got}) != 1 or len({g["buffers_at_start"] for g in o.got}) != 1:
-        fail("ranks start from different parameters or buffers: broadcast rank 0's parameters and buffers in "
-             "the constructor (handout §4)")
-    same_training(o, "4")
+    groups = o.run.kwargs.get("subgroups") or [list(range(len(o.got)))]
+    for ranks in groups:
+        for what in ("params", "buffers"):
+            if len({o.got[rank][f"{what}_at_start"] for rank in ranks} | {o.ref[ranks[0]][f"{what}_at_start"]}) > 1:
+                words = "parameters" if what == "params" else "buffers (which differed on every rank before)"
+                where = f" of process group {groups_text([ranks])}" if len(groups) > 1 else ""
+                fail(f"ranks {ranks}{where} start from different {words}, or not from torch DDP's: broadcast rank "
+                     "0's parameters and buffers in the constructor, both (handout §4)")
+    if len(groups) > 1:
+        on_process_groups(o, "4")
+    else:
+        same_training(o, "4")
 
 
 def buffers_each_forward(o: Outcome) -> None:
+    off = (o.run.kwargs.get("ddp_kwargs") or {}).get("broadcast_buffers") is False
     for rank, (r, g) in enumerate(zip(o.ref, o.got, strict=True)):
+        if off and g["buffers_at_start"] != r["buffers_at_start"]:
+            fail(f"rank {rank}: with broadcast_buffers=False, torch's DDP does not broadcast buffers at all, not even "
+                 "in the constructor: each rank keeps its own (here they differ per rank); yours differ from them "
+                 "right after construction (handout §4)")
         theirs = r["steps"][0]["forward"][0]  # later forwards of torch's also rebuild buckets
         for step, entry in enumerate(g["steps"]):
             if entry["forward"][0] != theirs:
                 mine = [c["op"] for c in entry["forward"][0]]
-                fail(f"rank {rank}, step {step + 1}: your forward launched {mine if mine else 'no broadcast'}; torch "
-                     f"DDP broadcasts rank 0's buffers, one broadcast per dtype: {[c['op'] for c in theirs]} "
+                rule = ("with broadcast_buffers=False torch's DDP broadcasts nothing in forward" if off else
+                        f"torch DDP broadcasts rank 0's buffers, one broadcast per dtype: {[c['op'] for c in theirs]}")
+                fail(f"rank {rank}, step {step + 1}: your forward launched {mine if mine else 'no broadcast'}; {rule} "
                      "(handout §4)")
     same_training(o, "4")
 
 
 def no_sync_accumulates(o: Outcome) -> None:
+    nested, no_grad = o.run.kwargs.get("no_sync") == "nested", o.run.kwargs.get("no_grad_forward")
+    inside = (" Here an inner no_sync() was entered and left first, inside the outer one: leaving a no_sync() "
+              "restores the state it found (still inside the outer one), it does not switch syncing back on."
+              if nested else "")
+    inside += (" Here each micro-batch starts with a forward under torch.no_grad(): such a forward prepares no "
+               "synchronised backward, so it must not arm the next backward's reduction." if no_grad else "")
+    after = (" Here a no_sync() block was left by an exception just before it: no_sync() must restore the switch "
+             "however its block is left (try/finally)." if nested else "")
     for rank, g in enumerate(o.got):
         for step, entry in enumerate(g["steps"]):
             if any(entry["backward"][:-1]):
                 fail(f"rank {rank}, step {step + 1}: a backward whose forward ran inside no_sync() launched "
                      f"collectives {[[c['op'] for c in b] for b in entry['backward'][:-1]]}; it must launch none "
-                     "(handout §4)")
+                     f"(handout §4).{inside}")
             if not any(c["op"] == "all_reduce" for c in entry["backward"][-1]):
                 fail(f"rank {rank}, step {step + 1}: the last micro-batch (outside no_sync) must synchronise, but its "
-                     "backward launched no all-reduce (handout §4)")
+                     f"backward launched no all-reduce (handout §4).{after}")
     same_training(o, "4")
 
 
@@ -81,12 +104,22 @@ def raises_like_torch(o: Outcome) -> None:
 
 
 CHECKS = [
-    Check("4.1", "every rank starts from rank 0's parameters and buffers", weight=3, section="4",
-          runs=(train("minddp", f"{CONVBN}, a different seed on each rank", model="convbn", steps=3,
-                      seed_per_rank=True),),
-          compare=construction),
-    Check("4.2", "rank 0's buffers are broadcast at the start of every forward", weight=4, section="4",
-          runs=(train("minddp", CONVBN, model="convbn", steps=3),),
+    Check("4.1", "every rank starts from rank 0's parameters and buffers, also on a process group", weight=3,
+          section="4",
+          runs=(train("minddp", f"{CONVBN}, a different seed and different buffers on each rank", model="convbn",
+                      steps=3, seed_per_rank=True, buffers_per_rank=True),
+                train("minddp", f"{CONVBN}, 3 ranks as process groups {groups_text(SUBGROUPS)}, a different seed "
+                      "and buffers on each rank", world_size=3, model="convbn", steps=2, seed_per_rank=True,
+                      buffers_per_rank=True, subgroups=SUBGROUPS)),
+          compare=construction,
+          hint="every rank starts from rank 0's parameters AND buffers: the constructor broadcasts both. On a process "
+               "group, \"rank 0\" is the group's rank 0: dist.broadcast's src is a global rank "
+               "(dist.get_global_rank(group, 0)), and every collective goes to the group."),
+    Check("4.2", "rank 0's buffers are broadcast at the start of every forward (none with broadcast_buffers=False)",
+          weight=4, section="4",
+          runs=(train("minddp", CONVBN, model="convbn", steps=3),
+                train("minddp", f"{CONVBN}, different buffers on each rank, broadcast_buffers=False", model="convbn",
+                      steps=2, buffers_per_rank=True, ddp_kwargs={"broadcast_buffers": False})),
           compare=buffers_each_forward,
           hint="broadcast rank 0's buffers at the START of each forward, before the module runs. After it is too "
                "late: BatchNorm has already used this rank's statistics, and overwriting them in place breaks the "
@@ -95,7 +128,11 @@ CHECKS = [
           weight=4, section="4",
           runs=(train("minddp", f"{CONVBN}, 4 micro-batches per step", model="convbn", steps=2, accumulate=4),
                 train("minddp", "6 x Linear(512, 512), 4 micro-batches per step", model="mlp", steps=2, accumulate=4,
-                      ddp_kwargs={"bucket_cap_mb": 1})),
+                      ddp_kwargs={"bucket_cap_mb": 1}),
+                train("minddp", f"{CONVBN}, 3 micro-batches, nested no_sync(), one left by an exception",
+                      model="convbn", steps=2, accumulate=3, no_sync="nested"),
+                train("minddp", f"{CONVBN}, 3 micro-batches, each after a forward under torch.no_grad()",
+                      model="convbn", steps=2, accumulate=3, no_grad_forward=True)),
           compare=no_sync_accumulates,
           hint="inside no_sync() each backward only accumulates into .grad (nothing zeroes or overwrites it); the "
                "next synchronised backward then averages the accumulated sum."),

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import random
 
-from grading.checks import Check, Outcome, Run
-from grading.compare import same_outcomes
+from grading.checks import Check, Outcome, Run, fail
+from grading.compare import close, same_outcomes
 
 RTOL = 1e-9
 
@@ -56,6 +56,28 @@ def _ready_order_launch(c: dict) -> dict:
             "reorder": order}
 
 
+def _without(key: str):
+    """The mistake of ignoring keyword argument ``key``: the reference called without it."""
+    def make(c: dict) -> dict:
+        if key not in c.get("kwargs", {}):
+            return c
+        kwargs = {k: v for k, v in c["kwargs"].items() if k != key}
+        return {**{k: v for k, v in c.items() if k != "kwargs"}, **({"kwargs": kwargs} if kwargs else {})}
+    return make
+
+
+def _permutation_not_inverted(c: dict) -> dict:
+    """``permutation[o]`` for o = n-1..0 (the permutation reversed) instead of the position j with
+    ``permutation[j] == o``: the reference on the inverse permutation."""
+    if c["fn"] != "true_backward_order":
+        return c
+    (permutation,) = c["args"]
+    inverse = [0] * len(permutation)
+    for j, original in enumerate(permutation):
+        inverse[original] = j
+    return {**c, "args": [inverse]}
+
+
 def _unpermute(result: dict, order: list[int]) -> dict:
     if "value" not in result:
         return result
@@ -81,6 +103,26 @@ def compare_values(rule: str):
             mistakes[text] = [[_unpermute(r, c["reorder"]) if "reorder" in c else r for c, r in zip(cases, results[0], strict=True)]]
         same_outcomes(Outcome(o.run, o.got, o.ref, mistakes), describe, f"{rule} (relative tolerance {RTOL:g})",
                       rtol=RTOL)
+    return compare
+
+
+def compare_simulator(rule: str):
+    """``compare_values``, after naming one mistake no argument reproduces: a bucket taken as ready when its
+    FIRST gradient is."""
+    values = compare_values(rule)
+
+    def compare(o: Outcome) -> None:
+        for case, r, g in zip(o.run.kwargs["cases"], o.ref[0], o.got[0], strict=True):
+            if case["fn"] != "simulate_step" or "value" not in g or "value" not in r:
+                continue
+            ready, buckets = case["args"][0], case["args"][1]
+            first = [min(ready[i] for i in bucket) for bucket in buckets]
+            mine, expected = g["value"].get("bucket_ready"), r["value"]["bucket_ready"]
+            if close(mine, first, RTOL) and not close(mine, expected, RTOL):
+                fail(f"{describe(case)}\n  your bucket_ready: {mine!r}\n  expected:          {expected!r}\n"
+                     "Your bucket_ready is the ready time of each bucket's FIRST gradient: a bucket is ready when its "
+                     "LAST gradient is, r_b = max of its tensors' ready times (handout §5)")
+        values(o)
     return compare
 
 
@@ -117,7 +159,18 @@ DDP_STEP = [call("ddp_step", SMALL_MODEL, 1.0, 2, 0.01, 1e4, [10_000]),
             call("ddp_step", SMALL_MODEL, 1.0, 2, 0.01, 1e4, [10_000], overlap=False),
             call("ddp_step", SMALL_MODEL, 1.0, 2, 0.01, 1e4, [10_000], order=[0, 1]),
             call("ddp_step", SMALL_MODEL, 1.0, 2, 0.01, 1e4, [10_000], compute_costs=[3, 1])]
+# Four tensors of 40, 100, 60, 250 elements: which buckets an 800-byte limit makes depends on the bytes per element.
+FOUR_TENSORS = [[40], [10, 10], [3, 20], [250]]
+DDP_STEP_ARGUMENTS = [
+    call("ddp_step", FOUR_TENSORS, 1.0, 4, 0.01, 1e4, [800], dtype="float64"),
+    call("ddp_step", FOUR_TENSORS, 1.0, 4, 0.01, 1e4, [800], overlap=False, dtype="bfloat16"),
+    call("ddp_step", FOUR_TENSORS, 1.0, 4, 0.01, 1e4, [800], order=[1, 3, 0, 2]),
+    call("ddp_step", FOUR_TENSORS, 1.0, 4, 0.01, 1e4, [800], compute_costs=[0.5, 2.25, 1.0, 4.0]),
+    call("ddp_step", FOUR_TENSORS, 1.0, 4, 0.01, 1e4, [200, 800], order=[2, 0, 3, 1], dtype="float16",
+         compute_costs=[3, 1, 4, 1])]
 SKIP_SYNC = [call("skip_sync_step_time", 100.0, 50.0, 4), call("skip_sync_step_time", 100.0, 50.0, 1)]
+# Permutations that are not their own inverse: reversing the permutation itself gives another answer.
+TRUE_ORDERS = [call("true_backward_order", p) for p in ([3, 2, 0, 1], [1, 2, 0], [2, 0, 3, 1, 4], [4, 0, 1, 2, 3])]
 ORDERS = [call("true_backward_order", [3, 2, 0, 1]), call("true_backward_order", [0, 1, 2]),
           call("registration_order_effect"), call("bucket_cap_sweep"), call("first_bucket_effect"),
           call("weak_scaling"), call("skip_sync_speedup")]
@@ -130,6 +183,14 @@ MISTAKES = {
             _registration_order},
     "5.3": {"buckets are launched in the order they become ready instead of bucket index order": _ready_order_launch,
             "overlap=False is ignored (without overlap no bucket may start before backward ends)": _overlap_ignored},
+    "5.4": {"`dtype` is ignored (a gradient of dtype takes dtype.itemsize bytes per element, in the buckets and "
+            "in the all-reduce)": _without("dtype"),
+            "`order` is ignored (backward produces the gradients in `order`; only the buckets assume the reverse "
+            "order)": _without("order"),
+            "`compute_costs` is ignored (a gradient's share of backward_time is its compute cost when they are "
+            "given)": _without("compute_costs")},
+    "5.6": {"the permutation is reversed (permutation[o] for o = n-1..0) instead of inverted (the position j with "
+            "permutation[j] == o)": _permutation_not_inverted},
 }
 
 CHECKS = [
@@ -142,16 +203,22 @@ CHECKS = [
     Check("5.3", "the two-stream simulator (buckets strictly in index order, with and without overlap)", weight=5,
           section="5", runs=(timeline_run(SIMULATOR, "the handout's cases, the lecture's exercise 4, 40 random cases",
                                           MISTAKES["5.3"]),),
-          compare=compare_values("Handout §5: bucket b starts at max(ready_b, end_(b-1)); without overlap every "
-                                 "bucket waits for the end of backward")),
+          compare=compare_simulator("Handout §5: a bucket is ready when its last gradient is; bucket b starts at "
+                                    "max(ready_b, end_(b-1)); without overlap every bucket waits for the end of "
+                                    "backward")),
     Check("5.4", "ddp_step buckets a model and simulates one step", weight=2, section="5",
-          runs=(timeline_run(DDP_STEP, "a two-tensor model: default, no overlap, a given order, compute costs"),),
+          runs=(timeline_run(DDP_STEP, "a two-tensor model: default, no overlap, a given order, compute costs",
+                             MISTAKES["5.4"]),
+                timeline_run(DDP_STEP_ARGUMENTS, "a four-tensor model: float64, bfloat16, float16, another order, "
+                             "float compute costs", MISTAKES["5.4"])),
           compare=compare_values("Handout §5: bucket with compute_bucket_assignment, ready times from "
                                  "compute_costs (or sizes) in `order`, then simulate")),
     Check("5.5", "amortised step time when syncing every n steps", weight=1, section="5",
           runs=(timeline_run(SKIP_SYNC, "the lecture's exercise 11"),),
           compare=compare_values("Handout §5: ((n-1) no-sync steps + 1 sync step) / n")),
     Check("5.6", "true backward order, and the lecture's experiments on ResNet-50 and BERT-large", weight=2,
-          section="5", runs=(timeline_run(ORDERS, "true_backward_order and the provided experiments"),),
+          section="5", runs=(timeline_run(TRUE_ORDERS, "permutations that are not their own inverse",
+                                          MISTAKES["5.6"]),
+                             timeline_run(ORDERS, "true_backward_order and the provided experiments")),
           compare=compare_values("Handout §5: re-registering changes what DDP assumes, not how the model computes")),
 ]

@@ -97,7 +97,9 @@ class DistributedDataParallel(nn.Module):
         self.sync_buffers_next_forward = True  # torch skips the broadcast after a no_sync/no_grad forward
         # BEGIN SOLUTION
         self.module_buffers = list(module.buffers())  # listed once: walking the module every forward is slow
-        broadcast_tensors(list(module.parameters()) + self.module_buffers, process_group)
+        # broadcast_buffers=False: every rank keeps its own buffers, from construction on (as torch's DDP does)
+        broadcast_tensors(list(module.parameters()) + (self.module_buffers if broadcast_buffers else []),
+                          process_group)
         self.params = [p for p in module.parameters() if p.requires_grad]  # frozen ones need no sync
         bucket_indices = compute_bucket_assignment(self.params, self.bucket_size_limits)
         self.reducer = Reducer(self.params, bucket_indices, process_group)
@@ -166,7 +168,8 @@ class DistributedDataParallel(nn.Module):
             handle.remove()
         order = self.ready_order + [i for i in range(len(self.params)) if i not in self.ready_order]
         order_tensor = torch.tensor(order, dtype=torch.int64, device=self.params[0].device)  # nccl: on GPU
-        dist.broadcast(order_tensor, src=0, group=self.process_group)
+        src = dist.get_global_rank(self.process_group, 0) if self.process_group else 0  # the group's rank 0
+        dist.broadcast(order_tensor, src=src, group=self.process_group)
         self.reducer.build_buckets(compute_bucket_assignment(self.params, self.bucket_size_limits,
                                                              order_tensor.tolist()))
         self.rebuild_pending = False

@@ -5,10 +5,11 @@ from selftest.cases import DDP
 # with torch's (handout §4: "one broadcast per (dtype, device) group", sizes compared), so a per-tensor
 # buffer broadcast in forward is a spec violation, not a correct variant.
 EDITS = {DDP: [(
-    "        broadcast_tensors(list(module.parameters()) + self.module_buffers, process_group)\n",
+    "        broadcast_tensors(list(module.parameters()) + (self.module_buffers if broadcast_buffers else []),\n"
+    "                          process_group)\n",
     """        # Runs once, so simplicity beats speed: broadcast every tensor in place, no flattening.
         src = dist.get_global_rank(process_group, 0) if process_group is not None else 0
         with torch.no_grad():
-            for tensor in list(module.parameters()) + self.module_buffers:
+            for tensor in list(module.parameters()) + (self.module_buffers if broadcast_buffers else []):
                 dist.broadcast(tensor.data, src=src, group=process_group)
 """)]}

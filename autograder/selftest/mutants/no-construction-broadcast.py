@@ -1,5 +1,6 @@
 """The constructor does not broadcast rank 0's parameters and buffers: replicas start apart."""
 from selftest.cases import DDP
 
-EDITS = {DDP: [("        broadcast_tensors(list(module.parameters()) + self.module_buffers, process_group)\n", "")]}
+EDITS = {DDP: [("        broadcast_tensors(list(module.parameters()) + (self.module_buffers if broadcast_buffers else []),\n"
+                "                          process_group)\n", "")]}
 CAUGHT_BY = {"4.1": "broadcast rank 0's parameters"}

@@ -1,0 +1,6 @@
+"""The constructor broadcasts rank 0's parameters but not its buffers (forward's broadcast hides it, mostly)."""
+from selftest.cases import DDP
+
+EDITS = {DDP: [("        broadcast_tensors(list(module.parameters()) + (self.module_buffers if broadcast_buffers else []),\n",
+                "        broadcast_tensors(list(module.parameters()),\n")]}
+CAUGHT_BY = {"4.1": "different buffers"}

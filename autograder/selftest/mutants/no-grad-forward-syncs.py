@@ -1,0 +1,6 @@
+"""A forward under torch.no_grad() is treated as a synchronised one (it prepares the Reducer for a backward)."""
+from selftest.cases import DDP
+
+EDITS = {DDP: [("        sync = torch.is_grad_enabled() and self.require_backward_grad_sync\n",
+                "        sync = self.require_backward_grad_sync\n")]}
+CAUGHT_BY = {"4.3": "torch.no_grad()"}

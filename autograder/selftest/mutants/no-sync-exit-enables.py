@@ -1,0 +1,6 @@
+"""Leaving no_sync() switches syncing back on instead of restoring the previous state (nested no_sync breaks)."""
+from selftest.cases import DDP
+
+EDITS = {DDP: [("            self.require_backward_grad_sync = previous\n",
+                "            self.require_backward_grad_sync = True\n")]}
+CAUGHT_BY = {"4.3": "inner no_sync() was entered and left"}

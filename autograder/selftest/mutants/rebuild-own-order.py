@@ -1,0 +1,6 @@
+"""Bonus B: each rank rebuilds its buckets in the ready order it observed itself (rank 0's is not broadcast)."""
+DDP = "minddp/ddp.py"
+
+EDITS = {DDP: [
+    ("        dist.broadcast(order_tensor, src=0, group=self.process_group)\n", "")]}
+CAUGHT_BY = {"B.1": "rank 0's observed ready order"}

@@ -1,0 +1,11 @@
+"""true_backward_order reverses the permutation itself instead of inverting it (right only for involutions)."""
+from selftest.cases import Function
+
+TIMELINE = "minddp/timeline.py"
+
+EDITS = {TIMELINE: [Function("true_backward_order", '''
+def true_backward_order(permutation):
+    """Gradients come in reverse original order: read the permutation backwards."""
+    return [permutation[original] for original in reversed(range(len(permutation)))]
+''')]}
+CAUGHT_BY = {"5.6": "instead of inverted"}
