@@ -2,5 +2,5 @@
 DDP = "minddp/ddp.py"
 
 EDITS = {DDP: [
-    ("        dist.broadcast(order_tensor, src=0, group=self.process_group)\n", "")]}
+    ("        dist.broadcast(order_tensor, src=src, group=self.process_group)\n", "")]}
 CAUGHT_BY = {"B.1": "rank 0's observed ready order"}
