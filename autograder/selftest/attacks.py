@@ -333,6 +333,25 @@ def loader(path: str) -> str:
 # 2. What a worker sees: files, environments, fds; the network
 # ============================================================================================================
 
+# A walk of the whole tree that stops after a few seconds (the run's deadline is short: report what was
+# found, however far the walk got), skipping the kernel's pseudo file systems (``skip``).
+BOUNDED_WALK = r'''
+
+def _walk_all(lines, seconds=5.0, skip=("/proc", "/sys", "/dev")):
+    import os
+    import time
+    stop = time.monotonic() + seconds
+    for folder, dirs, files in os.walk("/", onerror=lambda e: None):
+        if time.monotonic() > stop:
+            lines.append(f"(the walk of / stopped after {seconds:g} s, at {folder})")
+            return
+        if folder.startswith(skip):
+            dirs[:] = []
+            continue
+        yield folder, dirs, files
+'''
+
+
 def _torchrun_keys() -> set:
     """The variables torchrun gives a rank (the grader's captured copy): check 1.4's ranks have them by design."""
     import json
@@ -346,7 +365,7 @@ EXPECTED_ENV = {sorted(_torchrun_keys() | {
     "PATH", "HOME", "TMPDIR", "LANG", "USER", "LOGNAME", "PYTHONNOUSERSITE", "PYTHONDONTWRITEBYTECODE",
     "TORCH_CPP_LOG_LEVEL", "MINDDP_COLLECTIVE_TIMEOUT_S", "PYTHONUNBUFFERED", "TORCH_FR_BUFFER_SIZE",
     "MINDDP_PATHS", "PYTHONPATH", "MINDDP_PROBE_VALUE"})!r}
-""" + r'''
+""" + BOUNDED_WALK + r'''
 
 
 def _recon():
@@ -354,15 +373,7 @@ def _recon():
     lines = []
     secrets = (b"# BEGIN " + b"SOLUTION", b"HIDDEN: " + b"dict", b"def standin" + b"_text", b"def reference" + b"_pass")
     readable = []
-    import time
-    stop = time.monotonic() + 5.0  # the run's deadline is short: report what was found, however far it got
-    for folder, dirs, files in os.walk("/", onerror=lambda e: None):
-        if time.monotonic() > stop:
-            lines.append(f"(the walk of / stopped after 5 s, at {folder})")
-            break
-        if folder.startswith(("/proc", "/sys", "/dev")):
-            dirs[:] = []
-            continue
+    for folder, dirs, files in _walk_all(lines):
         dirs[:] = [d for d in dirs if d not in ("site-packages", "dist-packages", ".git", "node_modules")]
         for f in files:
             if f.endswith(".py"):
@@ -418,7 +429,7 @@ def _recon():
 _recon()
 '''
 
-NET_PROBE = r'''
+NET_PROBE = BOUNDED_WALK + r'''
 
 def _net_probe():
     import os
@@ -456,15 +467,7 @@ def _net_probe():
     attempt("abstract unix socket of the host (@/tmp/.X11-unix/X0)",
             lambda: socket.socket(socket.AF_UNIX).connect("\0/tmp/.X11-unix/X0"))
     unix = []
-    import time
-    stop = time.monotonic() + 5.0  # the run's deadline is short: report what was found, however far it got
-    for folder, dirs, files in os.walk("/", onerror=lambda e: None):
-        if time.monotonic() > stop:
-            lines.append(f"(the walk of / stopped after 5 s, at {folder})")
-            break
-        if folder.startswith(("/proc", "/sys")):
-            dirs[:] = []
-            continue
+    for folder, dirs, files in _walk_all(lines, skip=("/proc", "/sys")):
         for f in files:
             path = os.path.join(folder, f)
             try:

@@ -1036,6 +1036,12 @@ def test_network_namespace_only_loopback(uid):
     assert report["interfaces"] == [[1, "lo"]]
 
 
+def _become(uid: int) -> None:
+    os.setgroups([])
+    os.setresgid(uid, uid, uid)
+    os.setresuid(uid, uid, uid)
+
+
 def _start_as(uid: int) -> tuple[int, int]:
     """A process running as uid (fork + setresuid + wait forever); (pid, fd that reads b'r' when ready)."""
     read_end, write_end = os.pipe()
@@ -1043,9 +1049,7 @@ def _start_as(uid: int) -> tuple[int, int]:
     if pid == 0:
         try:
             os.close(read_end)
-            os.setgroups([])
-            os.setresgid(uid, uid, uid)
-            os.setresuid(uid, uid, uid)
+            _become(uid)
             os.write(write_end, b"r")
             while True:
                 signal.pause()
@@ -1094,9 +1098,7 @@ def test_orphans_come_to_the_subreaper_and_are_reaped(uid):
         middle = os.fork()
         if middle == 0:
             os.close(read_end)
-            os.setgroups([])
-            os.setresgid(uid, uid, uid)
-            os.setresuid(uid, uid, uid)
+            _become(uid)
             if os.fork() == 0:
                 os.write(write_end, str(os.getpid()).encode())
                 while True:
