@@ -32,6 +32,7 @@ import torch
 import torch.distributed as dist
 
 from grading import late_backend
+from grading.pool import steady
 
 MiB = 2**20
 
@@ -167,7 +168,7 @@ def _train_catching(catch: bool, **kwargs: Any) -> dict:
     except NotImplementedError:
         raise  # a stub is not the error a check expects
     except Exception as error:
-        return {"error": type(error).__name__, "message": str(error)[:2000], "step": progress["step"],
+        return {"error": type(error).__name__, "message": steady(str(error))[:2000], "step": progress["step"],
                 "phase": progress["phase"], "steps": progress["steps"]}
 
 
@@ -360,10 +361,10 @@ def outcome(call: Callable[[], Any]) -> dict:
     try:
         return {"value": call()}
     except NotImplementedError as error:
-        return {"error": "NotImplementedError", "message": str(error)}
+        return {"error": "NotImplementedError", "message": steady(str(error))}
     except Exception as error:
-        return {"error": type(error).__name__, "message": str(error)[:500], "value_error": isinstance(error, ValueError),
-                "where": traceback.format_exc(limit=-3)[-1500:]}
+        return {"error": type(error).__name__, "message": steady(str(error))[:500], "value_error": isinstance(error, ValueError),
+                "where": steady(traceback.format_exc(limit=-3))[-1500:]}
 
 
 def process_group_cases(envs: list[dict] = (), invalid: list[dict] = (), layouts: list[list[int]] = (),
@@ -452,7 +453,7 @@ def answers(names: list[str]) -> dict:
     try:
         import answers as module
     except Exception as error:
-        return {name: {"error": type(error).__name__, "message": str(error)[:300]} for name in names}
+        return {name: {"error": type(error).__name__, "message": steady(str(error))[:300]} for name in names}
     return {name: outcome(getattr(module, name)) if hasattr(module, name) else
             {"error": "AttributeError", "message": f"answers.py has no function {name}"} for name in names}
 

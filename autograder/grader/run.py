@@ -315,6 +315,8 @@ class Grader:
     def student_call(self, variant: Variant, run: Run, kwargs: dict, pools: dict, deadline: float,
                      cap_mb: float) -> list:
         if run.world_size not in pools:
+            for size in list(pools):  # one pool alive at a time: the pools of a check share the network namespace
+                pools.pop(size).close(graceful=False)  # (its abstract sockets), so one must be gone before the next
             paths = [JAIL_CODE, JAIL_HARNESS] if self.isolate else [variant.folder, self.harness]
             setup = {"jail": self.jail(variant) if self.isolate else None, "untrapped": untrapped(variant.standins)}
             pools[run.world_size] = GradingPool(self.server, run.world_size, paths=paths, env=student_env(),

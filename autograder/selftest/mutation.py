@@ -127,7 +127,8 @@ def local_message(sub: Submission, folder: str, number: str) -> str | None:
     from grading.checks import public_checks
     from grading.local import CheckFailed, LocalRunner
     root = os.path.join(folder, "release")
-    shutil.copytree(os.path.join(REPO, "assignment"), root, ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copytree(os.path.join(REPO, "assignment"), root, ignore=shutil.ignore_patterns("__pycache__"),
+                    dirs_exist_ok=True)  # a mutant caught by two checks asks twice
     for path in student_paths():
         shutil.copyfile(os.path.join(folder, "submission", path), os.path.join(root, path))
     runner = LocalRunner(root)
