@@ -16,7 +16,6 @@
 from __future__ import annotations
 
 import contextlib
-import functools
 from collections.abc import Iterator, Sequence
 from typing import Any
 
@@ -26,7 +25,7 @@ from torch import nn
 from torch._utils import _flatten_dense_tensors, _unflatten_dense_tensors
 
 from .bucketing import bucket_size_limits, compute_bucket_assignment
-from .reducer import CommHook, Reducer, weak_method
+from .reducer import CommHook, Reducer, weak_hook
 
 
 def broadcast_tensors(tensors: Sequence[torch.Tensor], process_group: dist.ProcessGroup | None = None,

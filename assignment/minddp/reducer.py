@@ -9,10 +9,10 @@ The life of one synchronised iteration, in the lecture's names:
 2. ``autograd_hook(index)``: autograd calls it right after parameter ``index``'s gradient has been
    accumulated into ``.grad``. The first hook of a backward also queues ``finalize_backward`` to run when
    the autograd engine finishes.
-3. ``mark_variable_ready(index)``: copy the gradient into its slot of the bucket's flat buffer, scaled by
-   1/world_size, and count the bucket down.
-4. ``mark_bucket_ready``: launch the async all-reduce (SUM) of every ready bucket, strictly in bucket index
-   order: bucket i+1 waits for bucket i's launch even if it filled first, because collectives pair up by
+3. ``mark_variable_ready(index)``: copy the gradient into its slot of the bucket's flat buffer and count
+   the bucket down.
+4. ``mark_bucket_ready``: scale by 1/world_size and launch the async all-reduce (SUM) of every ready
+   bucket, strictly in bucket index order: bucket i+1 waits for bucket i's launch even if it filled first, because collectives pair up by
    call order and every rank must launch the same bucket at the same position.
 5. ``finalize_backward``: wait for every bucket and copy the averaged values back into ``.grad``, so
    ``loss.backward()`` returns with averaged gradients and the user calls nothing else.
@@ -20,7 +20,6 @@ The life of one synchronised iteration, in the lecture's names:
 
 from __future__ import annotations
 
-import functools
 import weakref
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -79,19 +78,20 @@ def fp16_compress_hook(process_group: dist.ProcessGroup | None, bucket: GradBuck
     return work.get_future().then(decompress)
 
 
-def weak_method(method: Callable) -> Callable:
-    """``method`` called through a weak reference to its object.
+def weak_hook(method: Callable, index: int) -> Callable:
+    """A parameter hook that calls ``method(index, param)`` through a weak reference to its object.
 
     A parameter's hooks live where Python's garbage collector cannot see them, so a hook holding the
     Reducer (which holds the parameters) would keep both alive forever, one leaked model per DDP wrapper.
+    (A closure, not functools.partial over a WeakMethod: it runs once per gradient, so every call counts.)
     """
-    target = weakref.WeakMethod(method)
+    owner, function = weakref.ref(method.__self__), method.__func__
 
-    def call(*args: Any) -> None:
-        live = target()
+    def hook(param: torch.nn.Parameter) -> None:
+        live = owner()
         if live is not None:
-            live(*args)
-    return call
+            function(live, index, param)
+    return hook
 
 
 @dataclass
@@ -136,8 +136,7 @@ class Reducer:
         self.require_finalize = False  # a backward started reducing and has not finished
         self.unused: list[int] = []  # parameters known unused in this iteration (find_unused_parameters)
         self.local_used: torch.Tensor | None = None  # usage bitmap, only with find_unused_parameters
-        hook = weak_method(self.autograd_hook)
-        self.hook_handles = [param.register_post_accumulate_grad_hook(functools.partial(hook, i))
+        self.hook_handles = [param.register_post_accumulate_grad_hook(weak_hook(self.autograd_hook, i))
                              for i, param in enumerate(self.params)]
 
     def build_buckets(self, bucket_indices: Sequence[Sequence[int]]) -> None:
@@ -176,7 +175,7 @@ class Reducer:
         raise NotImplementedError("Part 3: Reducer.autograd_hook — see handout §3")
 
     def mark_variable_ready(self, index: int) -> None:
-        """Copy parameter ``index``'s gradient into its bucket (scaled by 1/world_size); count down."""
+        """Copy parameter ``index``'s gradient into its slot of the bucket; count down."""
         # YOUR CODE HERE: replace this raise.
         raise NotImplementedError("Part 3: Reducer.mark_variable_ready — see handout §3")
 

@@ -36,6 +36,9 @@ LAUNCH_LOOP = "        while self.next_bucket < len(self.buckets) and self.bucke
 FINALIZE_BODY = "        self.expect_autograd_hooks = False\n        if self.next_bucket < len(self.buckets):"
 REDUCER_INIT_BODY = "        self.params = list(params)\n"
 REDUCER_IMPORTS = "import torch.distributed as dist\n"
+# all_reduce_bucket's averaging (the reference scales the whole bucket before its launch; a design that
+# multiplies each gradient while copying it in drops this line)
+SCALE_BUCKET = "            bucket.buffer.mul_(1.0 / self.world_size)\n"
 PG_IMPORTS = "import torch.distributed as dist\n"
 
 

@@ -6,6 +6,7 @@ EDITS = {REDUCER: [
 def all_reduce_bucket(self, bucket: Bucket) -> None:
     """One code path: with or without a comm hook, the bucket ends up with a Future of the reduced tensor."""
     if self.comm_hook is None:
+        bucket.buffer.mul_(1.0 / self.world_size)
         work = dist.all_reduce(bucket.buffer, group=self.process_group, async_op=True)
         bucket.future = work.get_future().then(lambda fut: fut.value()[0])
     else:

@@ -13,8 +13,6 @@ def mark_variable_ready(self, index: int) -> None:
     log.debug("param %d ready (bucket %d, %d still pending)", index, bucket_index, bucket.pending - 1)
     if grad is None:
         slot.zero_()
-    elif self.comm_hook is None:
-        torch.mul(grad, 1.0 / self.world_size, out=slot)
     else:
         slot.copy_(grad)
     bucket.pending -= 1

@@ -1,5 +1,5 @@
 """Copies raw gradients into the bucket, all-reduces the SUM and divides by world size after the wait."""
-from selftest.cases import REDUCER, Function
+from selftest.cases import REDUCER, SCALE_BUCKET, Function
 
 EDITS = {REDUCER: [
     Function("Reducer.mark_variable_ready", '''
@@ -40,4 +40,5 @@ def finalize_backward(self) -> None:
                 param.grad.copy_(value)
     self.require_finalize = False
 '''),
+    (SCALE_BUCKET, ""),
 ]}

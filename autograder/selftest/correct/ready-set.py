@@ -1,5 +1,6 @@
-"""Tracks the set of ready parameters instead of per-bucket counters; a bucket launches when all its parameters are in it."""
-from selftest.cases import REDUCER, Function
+"""Tracks the set of ready parameters instead of per-bucket counters; a bucket launches when all its parameters are in it;
+multiplies each gradient by 1/world_size while copying it in, as torch does (not the whole bucket at launch)."""
+from selftest.cases import REDUCER, SCALE_BUCKET, Function
 
 EDITS = {REDUCER: [
     Function("Reducer.prepare_for_backward", '''
@@ -40,4 +41,5 @@ def mark_bucket_ready(self, bucket_index: int) -> None:
         self.all_reduce_bucket(self.buckets[self.next_bucket])
         self.next_bucket += 1
 '''),
+    (SCALE_BUCKET, ""),
 ]}

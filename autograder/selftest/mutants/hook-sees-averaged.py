@@ -1,6 +1,6 @@
-"""With a comm hook the bucket is still filled with gradients scaled by 1/world_size (the hook averages again)."""
+"""With a comm hook the bucket is still scaled by 1/world_size before the hook (the hook averages again)."""
 from selftest.cases import REDUCER
 
-EDITS = {REDUCER: [("        else:\n            slot.copy_(grad)\n",
-                    "        else:\n            torch.mul(grad, 1.0 / self.world_size, out=slot)\n")]}
+EDITS = {REDUCER: [("        else:\n            grad_bucket = GradBucket(",
+                    "        else:\n            bucket.buffer.mul_(1.0 / self.world_size)\n            grad_bucket = GradBucket(")]}
 CAUGHT_BY = {"3.11": "raw gradients"}
