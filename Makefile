@@ -66,6 +66,10 @@ demo: $(STAMP) ## train with minddp and torch DDP side by side on 2 ranks
 bench: $(STAMP) ## step time of minddp vs torch DDP (median ratio per model)
 	cd solutions && ../$(PY) -m minddp.launch --nproc-per-node 2 bench.py
 
+.PHONY: trace
+trace: $(STAMP) ## record the reference and torch DDP on 2 ranks: Perfetto traces + timeline.png (MODEL=, OUT=dist/trace)
+	cd solutions && ../$(PY) tracer.py --out "$(abspath $(or $(OUT),dist/trace))" $(if $(MODEL),--model $(MODEL))
+
 assignment: $(STAMP) ## regenerate assignment/ (the student release) and the public answers from solutions/
 	$(PY) tools/expected.py
 	$(PY) tools/assign.py generate
@@ -93,9 +97,15 @@ student: $(STAMP) check-sync ## dist/student.zip: assignment/ (+ handout.pdf if 
 grade: $(STAMP) ## run the Gradescope pipeline locally on the solutions (or SUBMISSION=folder-or-zip)
 	$(PY) autograder/build.py grade $(if $(SUBMISSION),--submission "$(SUBMISSION)")
 
+.PHONY: regrade
+regrade: $(STAMP) ## grade a Gradescope export: EXPORT=zip-or-folder [OLD=git-rev] [JOBS=n] [OUT=dist/regrade]
+	$(PY) tools/regrade.py $(if $(EXPORT),"$(EXPORT)") $(if $(OLD),--old "$(OLD)") $(if $(JOBS),--jobs $(JOBS)) \
+	    $(if $(OUT),--out "$(OUT)")
+
 selftest: $(STAMP) ## the autograder on hostile submissions and mutants (SELFTEST=all, MUTANTS=all: all of them)
 	@$(TIMINGS) start selftest
-	$(PYTEST) -q autograder/tests/test_front_doors.py autograder/tests/test_selftest.py autograder/tests/test_mutants.py
+	$(PYTEST) -q autograder/tests/test_front_doors.py autograder/tests/test_selftest.py autograder/tests/test_mutants.py \
+	    autograder/tests/test_regrade.py
 	@$(TIMINGS) stop selftest
 
 mutants: $(STAMP) ## grade every mutant and correct variant (autograder/selftest/): kill and acceptance rates

@@ -104,6 +104,16 @@ def unpack_like_gradescope(archive: str, target: str) -> None:
                 zf.extract(info, target)
 
 
+def lay_out(submission: str, target: str) -> str:
+    """A submission into ``target`` as Gradescope hands it to the autograder: a folder as it is, an
+    uploaded zip extracted."""
+    if os.path.isdir(submission):
+        shutil.copytree(submission, target, symlinks=True)  # as uploaded: links stay links (the grader refuses them)
+    else:
+        unpack_like_gradescope(submission, target)
+    return target
+
+
 def grade(submission: str | None, keep: str | None = None, expect: float | None = None) -> int:
     """Lay out a folder like Gradescope's /autograder and run run_autograder in it."""
     root = keep or tempfile.mkdtemp(prefix="minddp-autograder-")
@@ -113,10 +123,8 @@ def grade(submission: str | None, keep: str | None = None, expect: float | None 
         shutil.rmtree(target)
     if submission is None:
         reference_submission(target)
-    elif os.path.isdir(submission):
-        shutil.copytree(submission, target, symlinks=True)  # as uploaded: links stay links (the grader refuses them)
     else:
-        unpack_like_gradescope(submission, target)
+        lay_out(submission, target)
     os.makedirs(os.path.join(root, "results"), exist_ok=True)
     env = {**os.environ, "AUTOGRADER_ROOT": root, "PYTHON": sys.executable}
     code = subprocess.call(["bash", os.path.join(root, "source", "run_autograder")], env=env)

@@ -1,7 +1,8 @@
 """The student release: the tree `generate` writes to assignment/, `check` compares and `student-zip` packs.
 
-The release is built in memory (relative path -> bytes) from solutions/, the templates in tools/student/
-and the top-level requirements.txt; nothing else decides what students get.
+The release is built in memory (relative path -> bytes) from solutions/, the templates in tools/student/,
+the top-level requirements.txt and (for `make trace`) pins of requirements-dev.txt; nothing else decides what
+students get.
 """
 
 from __future__ import annotations
@@ -18,11 +19,15 @@ from course import CONFIG_NAME, CourseError, StudentFile, load_student_files
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 # What of solutions/ students get (folders are copied whole); bench.py and the like stay with the staff.
-RELEASED = ("minddp", "grading", "tests", "pytest.ini", "demo.py", "answers.py")
-OPTIONAL = {"demo.py", "answers.py", "grading"}  # released when present (answers.py: the written questions, Part 6)
+RELEASED = ("minddp", "grading", "tests", "pytest.ini", "demo.py", "tracer.py", "answers.py")
+# Released when present (answers.py: the written questions, Part 6; tracer.py: `make trace`).
+OPTIONAL = {"demo.py", "tracer.py", "answers.py", "grading"}
 TEMPLATES = {"README.md": "README.md", "Makefile": "Makefile", "course.py": "course.py", "install.py": "install.py", ".gitignore": "gitignore"}
 # Build products that may sit in assignment/ (students' or staff's runs) without being part of the release.
-IGNORED_NAMES = {"__pycache__", ".pytest_cache", ".venv", "submission.zip", "submission.zip.partial"}
+IGNORED_NAMES = {"__pycache__", ".pytest_cache", ".venv", "submission.zip", "submission.zip.partial", "trace"}
+# What `make trace` installs on first use for its picture, with the pins of the top-level requirements-dev.txt
+# (one pin for staff and students; `make install` stays small without it).
+TRACE_REQUIREMENTS = ("matplotlib",)
 IGNORED_SUFFIXES = (".pyc",)
 EDIT_HINT = "staff: edit that file, then `make assignment`"
 
@@ -164,6 +169,9 @@ def _add_generated_files(layout: Layout, entries: list[StudentFile], release: Re
         requirements = f.read()
     release.files["requirements.txt"] = with_header(requirements, [
         f"GENERATED from requirements.txt by tools/assign.py ({EDIT_HINT})."]).encode()
+    dev = os.path.join(os.path.dirname(layout.requirements), "requirements-dev.txt")
+    if os.path.isfile(dev):
+        release.files["requirements-trace.txt"] = trace_requirements(dev)
     for target, template in TEMPLATES.items():
         with open(os.path.join(layout.templates, template), encoding="utf-8") as f:
             text = f.read()
@@ -174,6 +182,19 @@ def _add_generated_files(layout: Layout, entries: list[StudentFile], release: Re
         else:
             text = with_header(text, [generated])
         release.files[target] = text.encode("utf-8")
+
+
+def trace_requirements(dev_path: str) -> bytes:
+    """requirements-trace.txt: the pinned lines of ``TRACE_REQUIREMENTS`` in requirements-dev.txt."""
+    with open(dev_path, encoding="utf-8") as f:
+        pins = {m[1]: line.strip() for line in f if (m := re.match(r"([A-Za-z0-9_.-]+)==", line.strip()))}
+    missing = [name for name in TRACE_REQUIREMENTS if name not in pins]
+    if missing:
+        raise ReleaseError(f"requirements-dev.txt pins no {', '.join(missing)} (==), which `make trace` installs")
+    text = ("# Optional: the picture of `make trace` (trace/timeline.png). `make trace` installs these into .venv\n"
+            "# on its first run; `make install` does not, so the base install stays small.\n"
+            + "".join(pins[name] + "\n" for name in TRACE_REQUIREMENTS))
+    return with_header(text, [f"GENERATED from requirements-dev.txt by tools/assign.py ({EDIT_HINT})."]).encode()
 
 
 def render_readme(template: str, entries: list[StudentFile], release: Release) -> str:
