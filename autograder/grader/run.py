@@ -134,7 +134,7 @@ class Grader:
                         if run.fn != "launch" and key not in self.reference:
                             calls[key] = (run, kwargs)
         if calls or not self.import_s:
-            server = ForkServer(paths=[self.harness], env=trusted_env(), torch_ddp=True)
+            server = ForkServer(paths=[self.harness], env=trusted_env())
             pools: dict[int, WorkerPool] = {}
             try:
                 began = time.monotonic()

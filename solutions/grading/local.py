@@ -46,7 +46,7 @@ class LocalRunner:
 
     def pool(self, world_size: int) -> WorkerPool:
         if self.server is None or not self.server.alive():
-            self.server = ForkServer(paths=[self.root], torch_ddp=True)  # the expected side runs torch's DDP
+            self.server = ForkServer(paths=[self.root])
             self.pools = {}
         if world_size not in self.pools:
             self.pools[world_size] = WorkerPool(self.server, world_size, paths=[self.root])

@@ -50,10 +50,8 @@ MAX_REPLY_TOKENS = 1_000_000  # JSON brackets and commas: a reply of millions of
 TENSOR_DTYPES = {"float16": 2, "bfloat16": 2, "float32": 4, "float64": 8, "int8": 1, "uint8": 1, "int16": 2,
                  "int32": 4, "int64": 8, "bool": 1}
 TAIL_CHARS = 2000  # of a log or a traceback, in a failure
-# What the fork server imports before forking: every worker starts with it loaded. A server whose workers
-# run torch's DDP (ForkServer(torch_ddp=True)) also imports what it imports on first use (~1.5 CPU-s).
+# What the fork server imports before forking: every worker starts with it loaded.
 PRELOAD = ("torch", "torch.distributed", "numpy", "grading.scenarios")
-TORCH_DDP_PRELOAD = ("torch._dynamo",)
 
 
 # -- failures, as data --------------------------------------------------------------------------------------
@@ -253,14 +251,13 @@ class ForkServer:
     """
 
     def __init__(self, module: str = "grading.pool", paths: list[str] | None = None,
-                 env: dict[str, str] | None = None, args: tuple[str, ...] = (), torch_ddp: bool = False):
+                 env: dict[str, str] | None = None, args: tuple[str, ...] = ()):
         import subprocess
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         self.log = tempfile.mkstemp(prefix="minddp-fork-server-", suffix=".log")[1]
         paths = [os.path.abspath(p) for p in (paths or [_package_root()])]
         server_env = {**(os.environ if env is None else env), "PYTHONPATH": os.pathsep.join(paths),
-                      "OMP_NUM_THREADS": "1", "PYTHONUNBUFFERED": "1", "TORCH_FR_BUFFER_SIZE": "2000",
-                      "MINDDP_PRELOAD": ",".join(TORCH_DDP_PRELOAD if torch_ddp else ())}
+                      "OMP_NUM_THREADS": "1", "PYTHONUNBUFFERED": "1", "TORCH_FR_BUFFER_SIZE": "2000"}
         with open(self.log, "ab") as out:
             self.proc = subprocess.Popen(
                 [sys.executable, "-m", module, "--fork-server", str(theirs.fileno()), *args], env=server_env,
@@ -329,7 +326,7 @@ def serve(fd: int, child_setup: Callable[[dict], None] | None = None,
     """The fork server's loop: import torch once, then fork one worker per request and report its pid, and
     its exit code when it ends, until the caller closes the socket. It never runs a scenario itself."""
     import gc
-    for name in PRELOAD + tuple(n for n in os.environ.get("MINDDP_PRELOAD", "").split(",") if n):  # ForkServer's
+    for name in PRELOAD:
         importlib.import_module(name)
     importlib.import_module("grading.scenarios").warm_up()
     _keep_sources()

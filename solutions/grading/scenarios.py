@@ -36,36 +36,12 @@ MiB = 2**20
 
 
 def warm_up() -> None:
-    """What the fork server runs once, so every worker it forks starts warm: the first backward
-    initialises autograd (no threads: OMP_NUM_THREADS=1)."""
+    """What the fork server runs once, so every worker it forks starts warm: the first optimizer imports
+    torch._dynamo (1.5 s), the first backward initialises autograd (no threads: OMP_NUM_THREADS=1)."""
     module = torch.nn.Sequential(torch.nn.Linear(8, 8), torch.nn.ReLU(), torch.nn.Linear(8, 2))
+    optimizer = torch.optim.SGD(module.parameters(), lr=0.1)
     module(torch.randn(4, 8)).pow(2).mean().backward()
-
-
-# torch.optim's first step imports torch._dynamo (~1.5 CPU-s in every process that trains): the scenarios
-# train with these two instead, the same arithmetic as torch.optim.SGD(lr=lr) (no momentum, no weight decay).
-
-def zero_grad(module: torch.nn.Module, set_to_none: bool) -> None:
-    """What ``optimizer.zero_grad(set_to_none)`` does to the module's parameters."""
-    for param in module.parameters():
-        if param.grad is None:
-            continue
-        if set_to_none:
-            param.grad = None
-        else:
-            if param.grad.grad_fn is not None:
-                param.grad.detach_()
-            else:
-                param.grad.requires_grad_(False)
-            param.grad.zero_()
-
-
-@torch.no_grad()
-def sgd_step(module: torch.nn.Module, lr: float) -> None:
-    """``torch.optim.SGD(module.parameters(), lr=lr).step()``: param -= lr * grad, the same bits."""
-    for param in module.parameters():
-        if param.grad is not None:
-            param.add_(param.grad, alpha=-lr)
+    optimizer.step()
 
 
 # -- observing collectives ---------------------------------------------------------------------------------
@@ -247,13 +223,14 @@ def _train(impl: str, model: str, steps: int = 3, seed_per_rank: bool = False, d
     bucket_log: list = []
     if hook:
         install_hook(impl, ddp, hook, names, bucket_log)
+    optimizer = torch.optim.SGD(module.parameters(), lr=lr)
     forward_kwargs = {}
     if model == "branchy":
         forward_kwargs["use_b"] = use_b == "all" or (use_b == "rank0" and rank == 0)
     probe = ReadyProbe(module, hold_back, hold_timeout_s)
     for step in range(steps):
         progress["step"] = step + 1
-        zero_grad(module, set_to_none=not step)
+        optimizer.zero_grad(set_to_none=False if step else True)
         grads_before = {n: (p.grad, p.grad.data_ptr()) for n, p in module.named_parameters() if p.grad is not None}
         entry: dict[str, Any] = {"forward": [], "backward": [], "buffers": []}
         step_mark = collective_mark()
@@ -299,7 +276,7 @@ def _train(impl: str, model: str, steps: int = 3, seed_per_rank: bool = False, d
         entry["backward_blocked"] = probe.blocked
         entry["hold_value"] = probe.hold_value
         progress["phase"] = "step"
-        sgd_step(module, lr)
+        optimizer.step()
         entry["params"] = digest(dict(module.named_parameters()))
         entry["buckets"], bucket_log[:] = list(bucket_log), []
         record["steps"].append(entry)
