@@ -244,7 +244,7 @@ def step_times(rank: int) -> None:
             "one step of each in turn",
         f"   minddp {median['minddp']:.2f} ms   torch DDP {median['torch']:.2f} ms   "
         f"minddp/torch {statistics.median(ratios):.2f}x (median of per-step ratios)",
-        "   (a quick look, noisy on a busy machine; staff's `make bench` measures more models, longer)")
+        "   (a quick look, noisy on a busy machine)")
 
 
 # -- the α-β timeline model --------------------------------------------------------------------------------------

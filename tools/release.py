@@ -201,9 +201,12 @@ def render_readme(template: str, entries: list[StudentFile], release: Release) -
     """Fill the student README's tables from student_files.json and the solution regions."""
     rows = ["| Part | Handout | You edit | Functions to write | Run its tests |", "|---|---|---|---|---|"]
     for entry in entries:
-        functions = list(dict.fromkeys(p.qualname for p in release.regions.get(entry.path, [])))
+        regions = release.regions.get(entry.path, [])
+        bonus = {p.qualname for p in regions if (p.region.hint or "").startswith("Bonus")}  # as markers.py reads it
+        functions = list(dict.fromkeys(p.qualname for p in regions))
         rows.append(f"| {entry.part}. {entry.name} | §{entry.section} | `{entry.path}` | "
-                    f"{', '.join(f'`{name}`' for name in functions)} | `make test PART={entry.key}` |")
+                    + ", ".join(f"`{name}`" + (" (bonus, optional)" if name in bonus else "") for name in functions)
+                    + f" | `make test PART={entry.key}` |")
     student = {e.path for e in entries}
     provided = [p for p in release.files if p.startswith("minddp/") and p.endswith(".py") and p not in student]
     return (template.replace("{{PARTS_TABLE}}", "\n".join(rows))

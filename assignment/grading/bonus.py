@@ -63,7 +63,43 @@ def rebuilt_buckets(o: Outcome) -> None:
                      "order (broadcast from rank 0), as torch does (handout §4, bonus B):\n"
                      + side_by_side(mine, rank0, f"rank {rank}", "rank 0"))
     bucket_records(o, "4 (bonus B)")
+    rebuild_forward(o)
 
+
+def rebuild_forward(o: Outcome) -> None:
+    """The rebuild's collectives come in the forward torch's come in, before the buffers' broadcast."""
+    def first_extra(record: dict) -> tuple | None:
+        """(step, micro-step, rebuild first?) of the first forward launching more collectives than the same
+        micro-step of the last iteration (where nothing is rebuilt any more)."""
+        steady = record["steps"][-1]["forward"]
+        for step, entry in enumerate(record["steps"]):
+            for micro, collectives in enumerate(entry["forward"]):
+                extra = len(collectives) - len(steady[micro])
+                if extra > 0:
+                    return step, micro, collectives[extra:] == steady[micro]
+        return None
+
+    def where(at: tuple) -> str:
+        step, micro = at[:2]
+        accumulate = o.run.kwargs.get("accumulate", 1)
+        return (f"iteration {step + 1}'s forward {micro + 1} of {accumulate} "
+                + ("(under no_sync())" if micro < accumulate - 1 else "(synchronised)"))
+
+    for rank in range(len(o.got)):
+        mine, torch_at = first_extra(o.got[rank]), first_extra(o.ref[rank])
+        if torch_at is None:
+            continue
+        if mine is None or mine[:2] != torch_at[:2]:
+            fail(f"rank {rank}: torch rebuilds its buckets (its broadcasts of rank 0's order) in {where(torch_at)}; "
+                 + ("yours launched no extra collective in any forward" if mine is None else f"yours in {where(mine)}")
+                 + ". Rebuild in the first forward with gradients enabled after the first synchronised backward, "
+                 "no_sync() or not (handout §4, bonus B).")
+        if not mine[2]:
+            fail(f"rank {rank}, {where(mine)}: the rebuild's broadcast came after the buffers' broadcast; torch "
+                 "rebuilds first, then broadcasts the buffers (handout §4, bonus B).")
+
+
+REBUILD = {"bucket_cap_mb_list": [0.001, 0.01], "rebuild_buckets": True}
 
 CHECKS = [
     Check("A.1", "a parameter unused on every rank keeps grad=None, nothing hangs", weight=2, section="4",
@@ -85,9 +121,11 @@ CHECKS = [
                     label="3 ranks, branch b used by 1, then 2, then 3 of them (the usage counts)")),
           compare=usage_bitmap),
     Check("B.1", "buckets rebuilt in the observed gradient-ready order match torch's from iteration 2", weight=5,
-          section="4", runs=tuple(train("minddp", label, model=model, steps=3, hook="record",
-                                        ddp_kwargs={"bucket_cap_mb_list": [0.001, 0.01], "rebuild_buckets": True})
-                                  for model, label in (("convbn", "Conv + BatchNorm (weights ready before biases)"),
-                                                       ("twobranch", "two branches, rank 0 computes branch a last"))),
+          section="4", runs=tuple(train("minddp", label, model=model, steps=3, hook="record", ddp_kwargs=REBUILD, **more)
+                                  for model, label, more in (
+                                      ("convbn", "Conv + BatchNorm (weights ready before biases)", {}),
+                                      ("twobranch", "two branches, rank 0 computes branch a last", {}),
+                                      ("convbn", "Conv + BatchNorm, 2 micro-steps per iteration (no_sync, then "
+                                                 "synchronised)", {"accumulate": 2}))),
           compare=rebuilt_buckets),
 ]

@@ -4,12 +4,12 @@
 
 ``DistributedDataParallel(model)`` is all a training script adds (non-intrusive): the wrapper
 
-* broadcasts rank 0's parameters and buffers at construction, so every replica starts identical (§1.4);
+* broadcasts rank 0's parameters and buffers at construction, so every replica starts identical (lecture §1.4);
 * buckets the trainable parameters and builds a ``Reducer`` whose hooks average gradients during
-  ``backward()`` (§2);
-* broadcasts rank 0's buffers (e.g. BatchNorm running statistics) at the START of each forward (§4.3);
-* offers ``no_sync()`` for gradient accumulation; the switch is read in FORWARD (§4.1);
-* optionally finds parameters the forward did not use (``find_unused_parameters``, §4.2, bonus) and
+  ``backward()`` (lecture §2);
+* broadcasts rank 0's buffers (e.g. BatchNorm running statistics) at the START of each forward (lecture §4.3);
+* offers ``no_sync()`` for gradient accumulation; the switch is read in FORWARD (lecture §4.1);
+* optionally finds parameters the forward did not use (``find_unused_parameters``, lecture §4.2, bonus) and
   rebuilds buckets in the gradient-ready order observed in the first iteration (bonus).
 """
 

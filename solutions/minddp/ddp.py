@@ -2,12 +2,12 @@
 
 ``DistributedDataParallel(model)`` is all a training script adds (non-intrusive): the wrapper
 
-* broadcasts rank 0's parameters and buffers at construction, so every replica starts identical (§1.4);
+* broadcasts rank 0's parameters and buffers at construction, so every replica starts identical (lecture §1.4);
 * buckets the trainable parameters and builds a ``Reducer`` whose hooks average gradients during
-  ``backward()`` (§2);
-* broadcasts rank 0's buffers (e.g. BatchNorm running statistics) at the START of each forward (§4.3);
-* offers ``no_sync()`` for gradient accumulation; the switch is read in FORWARD (§4.1);
-* optionally finds parameters the forward did not use (``find_unused_parameters``, §4.2, bonus) and
+  ``backward()`` (lecture §2);
+* broadcasts rank 0's buffers (e.g. BatchNorm running statistics) at the START of each forward (lecture §4.3);
+* offers ``no_sync()`` for gradient accumulation; the switch is read in FORWARD (lecture §4.1);
+* optionally finds parameters the forward did not use (``find_unused_parameters``, lecture §4.2, bonus) and
   rebuilds buckets in the gradient-ready order observed in the first iteration (bonus).
 """
 
@@ -111,11 +111,11 @@ class DistributedDataParallel(nn.Module):
 
     def forward(self, *inputs: Any, **kwargs: Any) -> Any:
         # BEGIN SOLUTION
+        if torch.is_grad_enabled() and self.rebuild_pending and self.ready_order:
+            self._rebuild_buckets()  # as torch: under no_sync() too, before the buffers' broadcast
         if self.broadcast_buffers and self.sync_buffers_next_forward and self.module_buffers:
             broadcast_tensors(self.module_buffers, self.process_group)
         sync = torch.is_grad_enabled() and self.require_backward_grad_sync
-        if sync and self.rebuild_pending and self.ready_order:
-            self._rebuild_buckets()
         outputs = self.module(*inputs, **kwargs)
         if sync:
             self.reducer.prepare_for_backward(self._unused_parameters(outputs))
