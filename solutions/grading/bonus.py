@@ -89,7 +89,8 @@ def rebuild_forward(o: Outcome) -> None:
             continue
         if mine is None or mine[:2] != torch_at[:2]:
             fail(f"rank {rank}: torch rebuilds its buckets (its broadcasts of rank 0's order) in {where(torch_at)}; "
-                 + ("yours launched no extra collective in any forward" if mine is None else f"yours in {where(mine)}")
+                 + ("yours launched no extra collective in any forward: broadcast rank 0's observed ready order, "
+                    "so that every rank rebuilds with it" if mine is None else f"yours in {where(mine)}")
                  + ". Rebuild in the first forward with gradients enabled after the first synchronised backward, "
                  "no_sync() or not (handout §4, bonus B).")
         if not mine[2]:
