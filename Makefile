@@ -121,7 +121,7 @@ LIMITS_CASES := solutions,stubs,infinite-loop,partial-frame  # a hang and a stal
 limits: $(STAMP) check-sync ## Gradescope's limits (root): gradescope-sim on solutions and stubs; timing cases at 0.25 CPU + hogs
 	@$(TIMINGS) start limits
 ifeq ($(shell id -u),0)
-	@root=$$(mktemp -d /tmp/minddp-limits-XXXXXX) && trap 'rm -rf "$$root"' EXIT && \
+	@root=$$(mktemp -d /tmp/minddp-limits-XXXXXX) && trap 'rm -rf "$$root"' EXIT && chmod 755 "$$root" && \
 	$(PY) autograder/sim.py --root "$$root/autograder" --submission solutions --expect 110 && \
 	$(PY) autograder/sim.py --root "$$root/autograder" --submission stubs --expect 0 --reuse-setup
 	$(PY) autograder/selftest/run.py --cases $(LIMITS_CASES) --cpus 0.25 --hog 2 --jobs 2

@@ -48,6 +48,16 @@ def setup_stamp(archive: str) -> str:
         return hashlib.sha256(zf.read("setup.sh") + zf.read("requirements.txt")).hexdigest()
 
 
+def ancestors(path: str) -> list[str]:
+    """``path`` and every folder above it."""
+    path = os.path.abspath(path)
+    chain = [path]
+    while os.path.dirname(path) != path:
+        path = os.path.dirname(path)
+        chain.append(path)
+    return chain
+
+
 def lay_out(root: str, archive: str, reuse_setup: bool) -> bool:
     """ROOT/source from the zip, fresh submission/ and results/; True if setup.sh must run."""
     if os.path.exists(root) and not os.path.exists(os.path.join(root, MARKER)):
@@ -58,6 +68,10 @@ def lay_out(root: str, archive: str, reuse_setup: bool) -> bool:
     for name in ("source", "submission", "results") + (("venv",) if needed else ()):
         shutil.rmtree(os.path.join(root, name), ignore_errors=True)
     os.makedirs(root, exist_ok=True)
+    closed = [d for d in ancestors(root) if not os.stat(d).st_mode & 0o001]
+    if closed:  # Gradescope's /autograder is reachable by every uid: the student uid runs ROOT/venv's python
+        raise SystemExit(f"{closed[0]} is not searchable by other users (mode {os.stat(closed[0]).st_mode & 0o777:o}), "
+                         f"so the student uid could not run {root}/venv/bin/python: chmod o+x it or pick another --root")
     open(os.path.join(root, MARKER), "w").close()
     with zipfile.ZipFile(archive) as zf:
         zf.extractall(os.path.join(root, "source"))

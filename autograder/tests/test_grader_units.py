@@ -221,3 +221,20 @@ def test_standins_keep_the_release_and_replace_its_functions():
         text = standin_text(path, release)
         assert text.startswith(release.rstrip("\n")) and "appended by the autograder" in text
         compile(text, path, "exec")
+
+
+def test_gradescope_sim_refuses_a_root_the_student_uid_cannot_reach(tmp_path):
+    """`make limits` once put ROOT under a mode-700 mktemp folder: setup.sh then failed, the student uid unable
+    to run ROOT/venv/bin/python. The simulator says so before it installs anything."""
+    import sim
+    archive = tmp_path / "autograder.zip"
+    with zipfile.ZipFile(archive, "w") as zf:
+        zf.writestr("setup.sh", "")
+        zf.writestr("run_autograder", "")
+        zf.writestr("requirements.txt", "")
+    closed = tmp_path / "closed"
+    closed.mkdir(mode=0o700)
+    os.chmod(closed, 0o700)
+    with pytest.raises(SystemExit, match="not searchable by other users"):
+        sim.lay_out(str(closed / "autograder"), str(archive), reuse_setup=False)
+    assert not (closed / "autograder" / "source").exists()  # refused before anything was unpacked
