@@ -117,7 +117,10 @@ def lay_out(submission: str, target: str) -> str:
 def grade(submission: str | None, keep: str | None = None, expect: float | None = None) -> int:
     """Lay out a folder like Gradescope's /autograder and run run_autograder in it."""
     root = keep or tempfile.mkdtemp(prefix="minddp-autograder-")
-    build_source(os.path.join(root, "source"))
+    source = build_source(os.path.join(root, "source"))
+    kept = os.path.join(REPO, "dist", "reference-cache.json")  # what setup.sh would have made (it checks it fits)
+    if os.path.exists(kept):
+        shutil.copyfile(kept, os.path.join(source, "reference-cache.json"))
     target = os.path.join(root, "submission")
     if os.path.exists(target):
         shutil.rmtree(target)
@@ -128,6 +131,9 @@ def grade(submission: str | None, keep: str | None = None, expect: float | None 
     os.makedirs(os.path.join(root, "results"), exist_ok=True)
     env = {**os.environ, "AUTOGRADER_ROOT": root, "PYTHON": sys.executable}
     code = subprocess.call(["bash", os.path.join(root, "source", "run_autograder")], env=env)
+    if os.path.exists(os.path.join(source, "reference-cache.json")):
+        os.makedirs(os.path.dirname(kept), exist_ok=True)
+        shutil.copyfile(os.path.join(source, "reference-cache.json"), kept)
     print(f"autograder folder: {root}")
     if expect is not None:
         import json

@@ -55,3 +55,5 @@ EOF
 # The autograder's source (hidden inputs, reference solution) is root's alone; student workers see only the
 # harness and the skeleton, through read-only mounts the grader makes for them.
 chmod -R go-rwx "$ROOT/source"
+# The reference pass, once, here: each grading then reuses it (after checking this machine reproduces it).
+(cd "$ROOT/source" && "$ROOT/venv/bin/python" -m grader --source "$ROOT/source" --reference-only)

@@ -6,8 +6,10 @@
 3. Staging (``stage.py``): the release plus exactly the files students edit, regular files only.
 4. Static checks (``static.py``): each file compiles and uses none of torch's DDP machinery; the
    integrity report for staff.
-5. Reference pass: every reference call of every check, public and hidden inputs, on the reference
-   solution or torch, in trusted workers that never see student code; each call's time is kept.
+5. Reference pass (``reference.py``): every reference call of every check, public and hidden inputs, on
+   the reference solution or torch, in trusted workers that never see student code; each call's time is
+   kept. setup.sh computes it when the image is built; a grading reuses it once it has checked that this
+   machine reproduces it bit for bit (else it computes it again).
 6. Student pass, part by part (1, 2, 3, 4, 5, 6, A, B): each check's runs (``grading/part*.py`` and
    ``hidden.py``) on the student's code in fresh jailed workers, with a torch stand-in
    (``standins.py``) for an earlier part whose file failed; a run's deadline comes from the
@@ -35,11 +37,12 @@ from grader.results import TestResult, write_fallback, write_results  # noqa: E4
 from grader.stage import read_upload, stage  # noqa: E402
 from grader.standins import standin_text, untrapped  # noqa: E402
 from grader.static import check_file, integrity_findings  # noqa: E402
-from grader.zygote import GradingPool, LaunchPool, rss_mb  # noqa: E402
+from grader.reference import CACHE_NAME, ReferencePass  # noqa: E402
+from grader.zygote import GradingPool, LaunchPool  # noqa: E402
 from grading.checks import Check, Outcome, Run, candidate_kwargs, deadline_s, judge, message, public_checks  # noqa: E402
 from grading.feedback import scenario_failure  # noqa: E402
 from grading.local import LaunchFailed  # noqa: E402
-from grading.pool import ForkServer, ScenarioError, WorkerPool, decode, encode_arrays  # noqa: E402
+from grading.pool import ForkServer, ScenarioError, WorkerPool  # noqa: E402
 
 PART_ORDER = ("1", "2", "3", "4", "5", "6", "A", "B")
 # The earlier parts each part's checks run: a failed one is replaced by its torch stand-in (standins.py).
@@ -85,9 +88,7 @@ class Grader:
         self.broken: dict[str, str] = {}  # student file -> why it cannot be graded
         self.integrity: list[str] = []
         self.notes: list[str] = []
-        self.reference: dict[str, tuple[list, float, float]] = {}  # call key -> (result, seconds, peak MB)
-        self.import_s = 0.0  # how long a trusted fork server took to import torch
-        self.pool_start_s = 0.0  # how long 2 trusted workers took to start (the launch's deadline)
+        self.reference: ReferencePass | None = None
         self.cache: dict[tuple[str, str], list] = {}  # (variant, run key) -> the student's result
         self.part_failed: dict[str, bool] = {}
         self.timeouts: dict[str, int] = {}
@@ -117,51 +118,11 @@ class Grader:
     def runs_of(self, check: Check) -> dict[str, tuple[Run, ...]]:
         return {"public": tuple(check.runs), "hidden": tuple(HIDDEN.get(check.number, ()))}
 
-    def reference_pass(self, cache: str | None = None) -> None:
-        """Every reference call once; ``cache`` (staff self-tests only) reuses an earlier pass's results,
-        computed on this machine, so that many submissions can be graded against one pass."""
-        if cache and os.path.exists(cache):
-            with open(cache, encoding="utf-8") as f:
-                stored = json.load(f)
-            self.import_s, self.pool_start_s = stored["import_s"], stored["pool_start_s"]
-            self.reference = {k: (decode(v[0]), v[1], v[2]) for k, v in stored["calls"].items()}
-        calls = {}
-        for check in self.checks:
-            for runs in self.runs_of(check).values():
-                for run in runs:
-                    for kwargs in run.reference_calls().values():
-                        key = Run(run.fn, kwargs, run.world_size).key()
-                        if run.fn != "launch" and key not in self.reference:
-                            calls[key] = (run, kwargs)
-        if calls or not self.import_s:
-            server = ForkServer(paths=[self.harness], env=trusted_env())
-            pools: dict[int, WorkerPool] = {}
-            try:
-                began = time.monotonic()
-                pools[1] = MeasuringPool(server, 1, paths=[self.reference_dir, self.harness])
-                pools[1].start()
-                self.import_s = self.import_s or time.monotonic() - began
-                began = time.monotonic()
-                with MeasuringPool(server, 2, paths=[self.reference_dir, self.harness]) as probe:
-                    probe.start()  # how long starting 2 workers takes here (check 1.4 starts 2 ranks)
-                    self.pool_start_s = self.pool_start_s or time.monotonic() - began
-                for key, (run, kwargs) in sorted(calls.items(), key=lambda item: item[1][0].world_size):
-                    if run.world_size not in pools:  # one world size at a time: 768 MB hold few workers
-                        for pool in pools.values():
-                            pool.close()
-                        pools = {run.world_size: MeasuringPool(server, run.world_size,
-                                                               paths=[self.reference_dir, self.harness])}
-                    pool = pools[run.world_size]
-                    began, pool.peak_mb = time.monotonic(), 0.0
-                    result = pool.run(f"grading.scenarios:{run.fn}", deadline_s=600.0, **kwargs)
-                    self.reference[key] = (result, time.monotonic() - began, pool.peak_mb)
-            finally:
-                for pool in pools.values():
-                    pool.close()
-                server.stop()
-        if cache:
-            write_json(cache, {"import_s": self.import_s, "pool_start_s": self.pool_start_s,
-                               "calls": {k: [encode_arrays(r), t, m] for k, (r, t, m) in self.reference.items()}})
+    def reference_pass(self, cache: str, verify: bool = True) -> None:
+        """Every reference call once (``reference.py``), or a cache of them this machine reproduces."""
+        runs = [run for check in self.checks for kind in self.runs_of(check).values() for run in kind]
+        self.reference = ReferencePass(runs, self.harness, self.reference_dir, trusted_env())
+        self.reference.run(cache, self.source, verify)
 
     def reference_of(self, run: Run) -> tuple[list | None, dict[str, list], float | None, float]:
         """(the reference's result, its results under each named mistake, seconds, peak MB of a worker)."""
@@ -268,7 +229,7 @@ class Grader:
                 continue
             for runs in self.runs_of(check).values():
                 for run in runs:
-                    total += 2 * self.pool_start_s if run.fn == "launch" else (self.reference_of(run)[2] or 0.0)
+                    total += 2 * self.reference.pool_start_s if run.fn == "launch" else (self.reference_of(run)[2] or 0.0)
         return PART_BUDGET_FLOOR_S + PART_BUDGET_FACTOR * total
 
     def entry(self, check: Check, kind: str, has_hidden: bool) -> TestResult:
@@ -337,7 +298,7 @@ class Grader:
                                  max_rss_mb=WORKER_MAX_RSS_MB, max_output_mb=WORKER_MAX_OUTPUT_MB)
         pool.torchrun_envs, pool.values = TORCHRUN_ENVS[str(nproc)], kwargs["values"]
         try:
-            return pool.run_launch(deadline_s(2 * self.pool_start_s))
+            return pool.run_launch(deadline_s(2 * self.reference.pool_start_s))
         finally:
             pool.close(graceful=False)
 
@@ -366,16 +327,6 @@ class Grader:
 
 class GradingLaunchPool(LaunchPool, GradingPool):
     pass
-
-
-class MeasuringPool(WorkerPool):
-    """The reference pass's pool: it notes the largest resident memory of a worker during each run."""
-
-    peak_mb = 0.0
-
-    def watch(self, rank: int):
-        self.peak_mb = max(self.peak_mb, rss_mb(self.pids[rank]))
-        return None
 
 
 def memory_cap_mb(reference_peak_mb: float) -> float:
@@ -433,13 +384,6 @@ def remove_tree(path: str) -> None:
                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
 
-def write_json(path: str, data: dict) -> None:
-    tmp = path + ".partial"
-    with open(tmp, "w", encoding="utf-8") as f:
-        json.dump(data, f)
-    os.replace(tmp, path)
-
-
 def isolation(notes: list[str]) -> bool | str:
     """True: isolate; False: cannot and need not (not root); a string: must but cannot (why)."""
     if os.geteuid() != 0:
@@ -450,16 +394,42 @@ def isolation(notes: list[str]) -> bool | str:
     return sandbox.isolation_problem() or True
 
 
+def reference_only(source: str, cache: str) -> int:
+    """setup.sh: the reference pass, computed once when the image is built, into ``cache``."""
+    runs = [run for check in public_checks() for run in (*check.runs, *HIDDEN.get(check.number, ()))]
+    reference = ReferencePass(runs, os.path.join(source, "harness"), os.path.join(source, "reference"),
+                              trusted_env())
+    cwd = os.getcwd()
+    workdir = tempfile.mkdtemp(prefix="minddp-reference-")
+    try:
+        os.chdir(workdir)  # the workers' working folder, as in a grading
+        reference.run(cache, source)
+    finally:
+        os.chdir(cwd)
+        remove_tree(workdir)
+    print(f"reference pass: {len(reference.results)} calls, {reference.how}; cache: {cache}")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m grader")
     parser.add_argument("--source", required=True, help="the autograder source folder")
-    parser.add_argument("--submission", required=True, help="a folder or a .zip")
-    parser.add_argument("--results", required=True, help="where results.json goes")
-    parser.add_argument("--reference-cache", help="staff self-tests: reuse the reference pass stored here")
+    parser.add_argument("--submission", help="a folder or a .zip")
+    parser.add_argument("--results", help="where results.json goes")
+    parser.add_argument("--reference-cache", help=f"staff tools: the reference pass made on this machine, by this "
+                                                  f"grader, in this session (used without canaries; computed and "
+                                                  f"stored if missing). Default: SOURCE/{CACHE_NAME}, from setup.sh, "
+                                                  f"used only if this machine reproduces it")
+    parser.add_argument("--reference-only", action="store_true", help="setup.sh: compute the reference cache only")
     args = parser.parse_args(argv)
+    source = os.path.abspath(args.source)
+    cache = os.path.abspath(args.reference_cache or os.path.join(source, CACHE_NAME))
+    if args.reference_only:
+        return reference_only(source, cache)
+    if not args.submission or not args.results:
+        parser.error("--submission and --results are needed to grade")
     began = time.monotonic()
-    results, source, submission = (os.path.abspath(p) for p in (args.results, args.source, args.submission))
-    cache = args.reference_cache and os.path.abspath(args.reference_cache)
+    results, submission = os.path.abspath(args.results), os.path.abspath(args.submission)
     write_fallback(results, "The autograder stopped before it could grade this submission. Please tell the "
                             "course staff.")
     notes: list[str] = []
@@ -481,7 +451,8 @@ def main(argv: list[str] | None = None) -> int:
         grader = Grader(source, submission, workdir, isolate)
         grader.notes += notes
         grader.static_checks()
-        grader.reference_pass(cache)
+        grader.reference_pass(cache, verify=not args.reference_cache)
+        extra["reference"] = grader.reference.how
         entries = grader.student_pass()
         extra["student_uid"] = grader.uid
         entries.append(grader.integrity_entry())

@@ -1,0 +1,123 @@
+"""The reference pass's cache (grader/reference.py): used only where this machine reproduces it.
+
+A few real reference calls on real workers: the cache setup.sh would make, a grading that reuses it, and
+the ways a cache must be refused (another grader, a canary whose bits differ) so that the pass is computed
+again, exactly as without a cache.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import sys
+
+import pytest
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+from grader.hidden import HIDDEN  # noqa: E402
+from grader.reference import CACHE_NAME, ReferencePass, canaries, fingerprint, source_digest  # noqa: E402
+from grader.run import trusted_env  # noqa: E402
+from grading.checks import Run, public_checks  # noqa: E402
+
+SOLUTIONS = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "solutions")
+ALL_RUNS = [run for check in public_checks() for run in (*check.runs, *HIDDEN.get(check.number, ()))]
+
+
+def key_of(fn: str, world_size: int, **kwargs) -> str:
+    return Run(fn, kwargs, world_size).key()
+
+
+def test_canaries_are_the_cheapest_two_rank_training_run_of_each_model():
+    calls = {key_of("train", 2, model="mlp", steps=3): (Run("train", {"model": "mlp"}, 2), {"model": "mlp"}, 0.2),
+             key_of("train", 2, model="mlp", steps=1): (Run("train", {"model": "mlp"}, 2), {"model": "mlp"}, 0.1),
+             key_of("train", 2, model="tied"): (Run("train", {"model": "tied"}, 2), {"model": "tied"}, 0.5),
+             key_of("train", 2, model="tied", hold_back=True):
+                 (Run("train", {}, 2), {"model": "tied", "hold_back": True}, 0.01),  # a fresh secret each run
+             key_of("train", 3, model="convbn"): (Run("train", {"model": "convbn"}, 3), {"model": "convbn"}, 0.01),
+             key_of("bucket_cases", 1): (Run("bucket_cases", {}, 1), {}, 0.0)}
+    assert canaries(calls) == sorted([key_of("train", 2, model="mlp", steps=1), key_of("train", 2, model="tied")])
+
+
+def test_the_fingerprint_covers_every_source_file_but_the_cache(tmp_path):
+    (tmp_path / "grader").mkdir()
+    (tmp_path / "grader" / "run.py").write_text("x = 1\n")
+    before = source_digest(str(tmp_path))
+    (tmp_path / CACHE_NAME).write_text("{}")
+    assert source_digest(str(tmp_path)) == before
+    (tmp_path / "grader" / "run.py").write_text("x = 2\n")
+    assert source_digest(str(tmp_path)) != before
+    assert fingerprint(str(tmp_path))["torch"].startswith("2.13.0")
+
+
+@pytest.fixture(scope="module")
+def small_pass(tmp_path_factory):
+    """Two canary kinds and a call that is no canary: the cache a setup.sh would make of them."""
+    chosen = [run for run in ALL_RUNS if run.fn == "train" and run.world_size == 2
+              and run.kwargs.get("model") in ("tied", "mixed") and not run.kwargs.get("hold_back")][:3]
+    chosen += [next(run for run in ALL_RUNS if run.fn == "timeline_cases")]
+    source = tmp_path_factory.mktemp("source")
+    (source / "marker.txt").write_text("a grader's source\n")
+    cache = str(source / CACHE_NAME)
+    made = ReferencePass(chosen, SOLUTIONS, SOLUTIONS, trusted_env())
+    made.run(cache, str(source))
+    assert made.how == "computed" and os.path.exists(cache)
+    return chosen, str(source), cache, made
+
+
+def fresh(chosen, source, cache, verify=True) -> ReferencePass:
+    again = ReferencePass(chosen, SOLUTIONS, SOLUTIONS, trusted_env())
+    again.run(cache, source, verify)
+    return again
+
+
+def test_a_grading_reuses_the_cache_after_its_canaries_agree(small_pass, tmp_path):
+    chosen, source, cache, made = small_pass
+    copy = str(tmp_path / CACHE_NAME)
+    shutil.copyfile(cache, copy)
+    again = fresh(chosen, source, copy)
+    assert again.how.startswith("cached: ") and "canaries identical" in again.how
+    tried = canaries({k: (*again.calls[k], made[k][1]) for k in again.calls})
+    assert 0 < len(tried) < len(again.calls)
+    for key in made.calls:
+        assert json.dumps(again[key][0], default=str) == json.dumps(made[key][0], default=str)
+        if key not in tried:  # (a canary's time is its own, measured now)
+            assert again[key][1] >= made[key][1]  # cached times are scaled by this machine's speed, never down
+
+
+def test_a_canary_whose_bits_differ_sends_the_whole_pass_back_to_be_computed(small_pass, tmp_path):
+    chosen, source, cache, made = small_pass
+    with open(cache, encoding="utf-8") as f:
+        data = json.load(f)
+    tried = canaries({k: (*made.calls[k], data["calls"][k][1]) for k in made.calls})
+    poisoned = data["calls"][tried[0]][0]
+    poisoned[0]["param_sums"] = "not what this machine computes"
+    other = next(k for k in made.calls if k not in tried)
+    data["calls"][other][0] = {"a result": "this machine would never give"}
+    copy = str(tmp_path / CACHE_NAME)
+    with open(copy, "w", encoding="utf-8") as f:
+        json.dump(data, f)
+    again = fresh(chosen, source, copy)
+    assert again.how.startswith("computed: 1 of ") and "canaries differ" in again.how
+    assert again[other][0] != {"a result": "this machine would never give"}
+    with open(copy, encoding="utf-8") as f:
+        assert json.load(f)["calls"][other][0] != {"a result": "this machine would never give"}  # stored anew
+
+
+def test_a_cache_of_another_grader_is_not_used(small_pass, tmp_path):
+    chosen, source, cache, _ = small_pass
+    other_source = tmp_path / "source"
+    shutil.copytree(source, other_source)
+    (other_source / "marker.txt").write_text("another grader's source\n")
+    again = fresh(chosen, str(other_source), str(other_source / CACHE_NAME))
+    assert again.how.startswith("computed: the cache was made by another grader")
+
+
+def test_staff_tools_use_their_own_cache_as_it_is(small_pass, tmp_path):
+    chosen, source, cache, made = small_pass
+    copy = str(tmp_path / CACHE_NAME)
+    shutil.copyfile(cache, copy)
+    again = fresh(chosen, source, copy, verify=False)
+    assert again.how.startswith("cached: made on this machine for staff tools")
+    assert again.pool_start_s == made.pool_start_s and all(again[k][1] == made[k][1] for k in made.calls)
