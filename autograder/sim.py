@@ -38,7 +38,10 @@ BUDGETS_S = {"solutions": 60.0, "hostile": 300.0}
 
 from limits import Cgroup, hogs, stop_hogs  # noqa: E402
 
+from grader.reference import CACHE_NAME  # noqa: E402
 from grader.results import gradescope_problems  # noqa: E402
+
+SETUP_CACHE = ".setup-reference-cache.json"  # --reuse-setup: the reference cache setup.sh made for this zip
 
 # -- the simulation ------------------------------------------------------------------------------------------
 
@@ -78,6 +81,9 @@ def lay_out(root: str, archive: str, reuse_setup: bool) -> bool:
     for name in ("setup.sh", "run_autograder"):
         os.chmod(os.path.join(root, "source", name), 0o755)
     os.makedirs(os.path.join(root, "results"))
+    if not needed:  # what setup.sh left in the source folder: the reference cache, and root's modes
+        shutil.copyfile(os.path.join(root, "venv", SETUP_CACHE), os.path.join(root, "source", CACHE_NAME))
+        subprocess.run(["chmod", "-R", "go-rwx", os.path.join(root, "source")], check=True)
     return needed
 
 
@@ -87,6 +93,7 @@ def setup(root: str, archive: str, torch_index: str | None) -> float:
         env["TORCH_INDEX_URL"] = torch_index
     began = time.monotonic()
     subprocess.run(["bash", os.path.join(root, "source", "setup.sh")], env=env, check=True)
+    shutil.copyfile(os.path.join(root, "source", CACHE_NAME), os.path.join(root, "venv", SETUP_CACHE))
     with open(os.path.join(root, "venv", ".setup-done"), "w") as out:
         out.write(setup_stamp(archive))
     return time.monotonic() - began

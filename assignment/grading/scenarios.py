@@ -295,7 +295,9 @@ class _LeftByException(Exception):
 
 
 class ReadyProbe:
-    """Watches each gradient as autograd computes it (tensor hooks fire before any DDP hook sees it).
+    """Watches each gradient as autograd computes it (tensor hooks run before the gradient is accumulated,
+    so before any hook on accumulation; a Reducer built on tensor hooks of its own registers them first, and
+    this probe then sees what those return).
 
     * ``count_at_last_grad``: collectives already launched when the LAST gradient of a backward is
       computed; >= 1 proves communication started while backward was still running (overlap, by order).

@@ -98,15 +98,15 @@ def canaries(calls: dict[str, tuple[Run, dict, float]]) -> list[str]:
 class ReferencePass:
     """The reference's result, time and peak memory for each call; see the module's docstring."""
 
-    def __init__(self, runs: list[Run], harness: str, reference_dir: str, env: dict[str, str]):
-        self.harness, self.reference_dir, self.env = harness, reference_dir, env
+    def __init__(self, runs: list[Run], harness: str, reference_dir: str, env: dict[str, str],
+                 server: ForkServer | None = None):
+        self.harness, self.reference_dir, self.env, self.server = harness, reference_dir, env, server
         self.calls: dict[str, tuple[Run, dict]] = {}
         for run in runs:
             for kwargs in run.reference_calls().values():
                 if run.fn != "launch":
                     self.calls.setdefault(Run(run.fn, kwargs, run.world_size).key(), (run, kwargs))
         self.results: dict[str, tuple[list, float, float]] = {}  # call key -> (result, seconds, peak MB)
-        self.import_s = 0.0  # how long a trusted fork server took to import torch
         self.pool_start_s = 0.0  # how long 2 trusted workers took to start (the launch's deadline)
         self.how = "computed"  # how the results were obtained, for staff (results.json's extra data)
 
@@ -120,7 +120,7 @@ class ReferencePass:
         stored = self.load(cache, source)
         if stored is not None and not verify:
             self.fill(stored["calls"], 1.0)
-            self.import_s, self.pool_start_s = stored["import_s"], stored["pool_start_s"]
+            self.pool_start_s = stored["pool_start_s"]
             self.how = "cached: made on this machine for staff tools (not verified)"
             return
         if stored is None:
@@ -160,7 +160,7 @@ class ReferencePass:
         return data
 
     def store(self, cache: str, source: str) -> None:
-        data = {"fingerprint": fingerprint(source), "import_s": self.import_s, "pool_start_s": self.pool_start_s,
+        data = {"fingerprint": fingerprint(source), "pool_start_s": self.pool_start_s,
                 "calls": {k: [encode_arrays(r), t, m] for k, (r, t, m) in self.results.items()}}
         tmp = cache + ".partial"
         with open(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "w", encoding="utf-8") as f:
@@ -168,26 +168,24 @@ class ReferencePass:
         os.replace(tmp, cache)
 
     def compute(self, keys: list[str]) -> None:
-        """Run these calls on a fresh trusted fork server, one world size at a time (768 MB hold few workers);
-        the server's import time and a 2-worker start are measured on the way."""
-        server = ForkServer(paths=[self.harness], env=self.env)
-        paths = [self.reference_dir, self.harness]
+        """Run these calls, one world size at a time (768 MB hold few workers), on ``self.server`` (a
+        grading's fork server: its children are trusted unless a request jails them) or else on a fresh
+        fork server of the harness; how long 2 workers take to start is measured on the way."""
+        server = self.server or ForkServer(paths=[self.harness], env=self.env)
+        paths, setup = [self.reference_dir, self.harness], {"traps": False}  # torch's DDP is the oracle here
         pools: dict[int, WorkerPool] = {}
         try:
             began = time.monotonic()
-            pools[1] = MeasuringPool(server, 1, paths=paths)
-            pools[1].start()
-            self.import_s = self.import_s or time.monotonic() - began
-            began = time.monotonic()
-            with MeasuringPool(server, 2, paths=paths) as probe:
-                probe.start()  # how long starting 2 workers takes here (check 1.4 starts 2 ranks)
-                self.pool_start_s = self.pool_start_s or time.monotonic() - began
+            pools[2] = MeasuringPool(server, 2, paths=paths, env=self.env, setup=setup)
+            pools[2].start()  # (check 1.4 starts 2 ranks: its deadline comes from this)
+            self.pool_start_s = self.pool_start_s or time.monotonic() - began
             for key in sorted(keys, key=lambda k: self.calls[k][0].world_size):
                 run, kwargs = self.calls[key]
                 if run.world_size not in pools:
                     for pool in pools.values():
                         pool.close()
-                    pools = {run.world_size: MeasuringPool(server, run.world_size, paths=paths)}
+                    pools = {run.world_size: MeasuringPool(server, run.world_size, paths=paths, env=self.env,
+                                                           setup=setup)}
                 pool = pools[run.world_size]
                 began, pool.peak_mb = time.monotonic(), 0.0
                 result = pool.run(f"grading.scenarios:{run.fn}", deadline_s=600.0, **kwargs)
@@ -195,4 +193,5 @@ class ReferencePass:
         finally:
             for pool in pools.values():
                 pool.close()
-            server.stop()
+            if server is not self.server:
+                server.stop()

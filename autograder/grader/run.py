@@ -33,11 +33,11 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 
 from grader import settings  # noqa: E402
 from grader.hidden import HIDDEN  # noqa: E402
+from grader.reference import CACHE_NAME, ReferencePass  # noqa: E402
 from grader.results import TestResult, write_fallback, write_results  # noqa: E402
 from grader.stage import read_upload, stage  # noqa: E402
 from grader.standins import standin_text, untrapped  # noqa: E402
 from grader.static import check_file, integrity_findings  # noqa: E402
-from grader.reference import CACHE_NAME, ReferencePass  # noqa: E402
 from grader.zygote import GradingPool, LaunchPool  # noqa: E402
 from grading.checks import Check, Outcome, Run, candidate_kwargs, deadline_s, judge, message, public_checks  # noqa: E402
 from grading.feedback import scenario_failure  # noqa: E402
@@ -118,10 +118,27 @@ class Grader:
     def runs_of(self, check: Check) -> dict[str, tuple[Run, ...]]:
         return {"public": tuple(check.runs), "hidden": tuple(HIDDEN.get(check.number, ()))}
 
+    def start_server(self) -> None:
+        """The grading's fork server (``zygote.py``): it forks the reference's trusted workers first, then
+        the student's jailed ones, so torch is imported once per grading."""
+        from grader import sandbox
+        self.uid = sandbox.pick_uid() if self.isolate else None
+        self.server = ForkServer(module="grader.zygote", paths=[self.harness, os.path.dirname(HERE)],
+                                 env={**student_env(), "PYTHONPATH": ""}, args=("--network",) if self.isolate else ())
+
+    def stop_server(self) -> None:
+        if self.uid is not None:
+            from grader import sandbox
+            sandbox.kill_uid(self.uid)  # first: stopping the server would orphan what it started
+            sandbox.reap_orphans(self.uid)
+        if self.server is not None:
+            self.server.stop()
+
     def reference_pass(self, cache: str, verify: bool = True) -> None:
-        """Every reference call once (``reference.py``), or a cache of them this machine reproduces."""
+        """Every reference call once (``reference.py``), or a cache of them this machine reproduces. Its
+        workers are trusted children of the grading's fork server, all gone before any student code runs."""
         runs = [run for check in self.checks for kind in self.runs_of(check).values() for run in kind]
-        self.reference = ReferencePass(runs, self.harness, self.reference_dir, trusted_env())
+        self.reference = ReferencePass(runs, self.harness, self.reference_dir, trusted_env(), self.server)
         self.reference.run(cache, self.source, verify)
 
     def reference_of(self, run: Run) -> tuple[list | None, dict[str, list], float | None, float]:
@@ -135,21 +152,11 @@ class Grader:
 
     # -- 6. the student pass ---------------------------------------------------------------------------------
     def student_pass(self) -> list[TestResult]:
-        from grader import sandbox
-        self.uid = sandbox.pick_uid() if self.isolate else None
-        self.server = ForkServer(module="grader.zygote", paths=[self.harness, os.path.dirname(HERE)],
-                                 env={**student_env(), "PYTHONPATH": ""}, args=("--network",) if self.isolate else ())
         entries: list[TestResult] = []
-        try:
-            for part in PART_ORDER:
-                for check in [c for c in self.checks if c.part == part]:
-                    entries += self.grade_check(check)
-                self.part_failed[part] = any(e.status != "passed" for e in entries if e.part == part)
-        finally:
-            if self.uid is not None:
-                sandbox.kill_uid(self.uid)  # first: stopping the server would orphan what it started
-                sandbox.reap_orphans(self.uid)
-            self.server.stop()
+        for part in PART_ORDER:
+            for check in [c for c in self.checks if c.part == part]:
+                entries += self.grade_check(check)
+            self.part_failed[part] = any(e.status != "passed" for e in entries if e.part == part)
         return entries
 
     def variant(self, part: str) -> Variant | str:
@@ -451,9 +458,13 @@ def main(argv: list[str] | None = None) -> int:
         grader = Grader(source, submission, workdir, isolate)
         grader.notes += notes
         grader.static_checks()
-        grader.reference_pass(cache, verify=not args.reference_cache)
-        extra["reference"] = grader.reference.how
-        entries = grader.student_pass()
+        grader.start_server()
+        try:
+            grader.reference_pass(cache, verify=not args.reference_cache)
+            extra["reference"] = grader.reference.how
+            entries = grader.student_pass()
+        finally:
+            grader.stop_server()
         extra["student_uid"] = grader.uid
         entries.append(grader.integrity_entry())
         output = grader.summary(entries)

@@ -100,7 +100,9 @@ def raises_like_torch(o: Outcome) -> None:
             fail(f"rank {rank}: raised in the {g['phase']} of step {g['step']}; torch's DDP raises in the "
                  f"{r['phase']} of step {r['step']}, after training step 1 normally (handout §4)")
         if [s["params"] for s in g["steps"]] != [s["params"] for s in r["steps"]]:
-            fail(f"rank {rank}: the steps before the error do not match torch DDP's (handout §4)")
+            fail(f"rank {rank}: the parameters after step 1 differ from torch DDP's: in a backward whose reduction "
+                 "did not finish (a parameter got no gradient), torch writes nothing back, not even the buckets "
+                 "already reduced: every .grad keeps this rank's local gradient (handout §4)")
 
 
 CHECKS = [
@@ -158,6 +160,9 @@ CHECKS = [
                "the Reducer once (module.parameters() lists it once; walking the submodules lists it twice)."),
     Check("4.8", "a parameter without a gradient raises in the next forward, as torch DDP does", weight=1,
           section="4", runs=(train("minddp", "a model whose branch b is unused, find_unused_parameters=False",
-                                   model="branchy", steps=2, use_b="none", catch=True),),
+                                   model="branchy", steps=2, use_b="none", catch=True),
+                             train("minddp", "branch b unused, one bucket per tensor (the buckets before it are "
+                                   "reduced)", model="branchy", steps=2, use_b="none", ddp_kwargs={"bucket_cap_mb": 0},
+                                   catch=True)),
           compare=raises_like_torch),
 ]

@@ -1,0 +1,56 @@
+"""Each bucket's write-back to .grad is chained (fut.then) at its launch: a backward that never finishes (a parameter without a gradient) still writes the buckets it reduced, where torch writes nothing back."""
+from selftest.cases import REDUCER, Function
+
+EDITS = {REDUCER: [
+    Function("Reducer.all_reduce_bucket", '''
+def all_reduce_bucket(self, bucket: Bucket) -> None:
+    """Start the reduction of one bucket and chain its write-back to .grad: it runs as soon as this bucket's
+    reduction completes, not at the end of backward. ``bucket.future`` is the chained future."""
+    if self.comm_hook is None:
+        bucket.buffer.mul_(1.0 / self.world_size)
+        bucket.work = dist.all_reduce(bucket.buffer, group=self.process_group, async_op=True)
+        reduced = bucket.work.get_future().then(lambda fut: fut.value()[0])  # all-reduce's value is a list
+    else:
+        grad_bucket = GradBucket(bucket.index, bucket.buffer, [self.params[i] for i in bucket.variable_indices],
+                                 is_last=bucket.index == len(self.buckets) - 1)
+        reduced = self.comm_hook(self.comm_hook_state, grad_bucket)
+    bucket.future = reduced.then(lambda fut, bucket=bucket: self.write_back(bucket, fut.value()))
+
+
+def write_back(self, bucket: Bucket, reduced: torch.Tensor) -> torch.Tensor:
+    """Copy a reduced bucket into the .grad of its parameters that got a gradient on this rank (a parameter
+    unused here waits for the usage counts: finalize_backward). Returns the reduced flat tensor."""
+    views = bucket.views if reduced is bucket.buffer else _unflatten_dense_tensors(reduced, bucket.views)
+    unused = set(self.unused)
+    pairs = [(self.params[i].grad, view) for i, view in zip(bucket.variable_indices, views, strict=True)
+             if i not in unused]
+    if pairs:
+        torch._foreach_copy_([grad for grad, _ in pairs], [view for _, view in pairs])
+    return reduced
+'''),
+    Function("Reducer.finalize_backward", '''
+def finalize_backward(self) -> None:
+    """End of backward: wait for every bucket (its continuation wrote its .grad), then the unused ones."""
+    self.expect_autograd_hooks = False
+    if self.next_bucket < len(self.buckets):
+        for bucket in self.buckets[:self.next_bucket]:
+            bucket.wait()
+        return
+    global_used = self.all_reduce_usage()
+    torch.futures.wait_all([bucket.future for bucket in self.buckets])
+    for index in self.unused:  # no gradient on this rank (Bonus A)
+        if global_used is not None and not global_used[index]:
+            continue  # unused on every rank: .grad stays as it was
+        bucket_index, position = self.locators[index]
+        bucket = self.buckets[bucket_index]
+        reduced = bucket.future.value()
+        views = bucket.views if reduced is bucket.buffer else _unflatten_dense_tensors(reduced, bucket.views)
+        param = self.params[index]
+        if param.grad is None:
+            param.grad = views[position].clone()
+        else:
+            param.grad.copy_(views[position])
+    self.require_finalize = False
+'''),
+]}
+CAUGHT_BY = {"4.8": "torch writes nothing back"}
