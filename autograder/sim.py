@@ -41,7 +41,7 @@ from limits import Cgroup, hogs, stop_hogs  # noqa: E402
 from grader.reference import CACHE_NAME  # noqa: E402
 from grader.results import gradescope_problems  # noqa: E402
 
-SETUP_CACHE = ".setup-reference-cache.json"  # --reuse-setup: the reference cache setup.sh made for this zip
+SETUP_CACHE = ".setup-reference-cache.json"  # --reuse-setup: the reference cache setup.sh made
 
 # -- the simulation ------------------------------------------------------------------------------------------
 
@@ -81,9 +81,12 @@ def lay_out(root: str, archive: str, reuse_setup: bool) -> bool:
     for name in ("setup.sh", "run_autograder"):
         os.chmod(os.path.join(root, "source", name), 0o755)
     os.makedirs(os.path.join(root, "results"))
-    if not needed:  # what setup.sh left in the source folder: the reference cache, and root's modes
-        shutil.copyfile(os.path.join(root, "venv", SETUP_CACHE), os.path.join(root, "source", CACHE_NAME))
-        subprocess.run(["chmod", "-R", "go-rwx", os.path.join(root, "source")], check=True)
+    if not needed:  # what setup.sh's last steps leave in the source folder: root's modes, the reference cache
+        source = os.path.join(root, "source")
+        subprocess.run(["chmod", "-R", "go-rwx", source], check=True)
+        shutil.copyfile(os.path.join(root, "venv", SETUP_CACHE), os.path.join(source, CACHE_NAME))
+        subprocess.run([os.path.join(root, "venv", "bin", "python"), "-m", "grader", "--source", source,
+                        "--reference-only"], cwd=source, check=True)  # kept if it fits this zip, else made anew
     return needed
 
 

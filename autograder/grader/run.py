@@ -22,6 +22,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import shutil
 import sys
 import tempfile
@@ -92,6 +93,7 @@ class Grader:
         self.cache: dict[tuple[str, str], list] = {}  # (variant, run key) -> the student's result
         self.part_failed: dict[str, bool] = {}
         self.timeouts: dict[str, int] = {}
+        self.import_hangs: dict[str, str] = {}  # part -> the student file that never finished importing
         self.spent: dict[str, float] = {}  # seconds each part's checks took so far
         self.variants: dict[str, Variant] = {}
         self.uid = None
@@ -202,6 +204,10 @@ class Grader:
                     entry.output = variant
                 elif self.timeouts.get(group, 0) > timed_out_before:
                     entry.output = "Not run: the public inputs of this check did not finish in time (see above)."
+                elif group in self.import_hangs:
+                    entry.output = (f"Not run: importing your {self.import_hangs[group]} never finished (an earlier "
+                                    "check of this part shows where it was stuck), so the rest of this part is not "
+                                    "attempted.")
                 elif self.timeouts.get(group, 0) >= TIMEOUTS_BEFORE_GIVING_UP:
                     entry.output = (f"Not run: {TIMEOUTS_BEFORE_GIVING_UP} earlier checks of this part did not finish "
                                     "in time (see their output), so the rest of it is not attempted.")
@@ -262,6 +268,9 @@ class Grader:
                 except ScenarioError as error:
                     if error.timed_out:
                         self.timeouts[group] = self.timeouts.get(group, 0) + 1
+                        stuck = self.stuck_importing(error, variant)
+                        if stuck:  # every later run of the part imports it again, and would hang the same way
+                            self.import_hangs[group] = stuck
                     return message(check, run, scenario_failure(error))
                 except LaunchFailed as error:
                     if error.timed_out:
@@ -274,6 +283,17 @@ class Grader:
             verdict = judge(check, Outcome(run, got, ref, mistakes, kwargs))
             if verdict:
                 return verdict
+        return None
+
+    def stuck_importing(self, error: ScenarioError, variant: Variant) -> str | None:
+        """The student file a timed-out rank was still importing (a module-level frame of it on the stack
+        the rank's faulthandler dumped at the deadline), if any."""
+        code = JAIL_CODE if self.isolate else variant.folder
+        for failure in error.failures:
+            if failure.kind == "timeout":
+                found = re.search(rf'File "{re.escape(code)}/([^"]+\.py)", line \d+ in <module>', failure.where)
+                if found:
+                    return found.group(1)
         return None
 
     def jail(self, variant: Variant, seccomp: bool = True, writable: tuple = ()) -> dict:

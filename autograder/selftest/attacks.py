@@ -1281,7 +1281,9 @@ ATTACKS: list = [
                 REDUCER: [(AT_END, HANG)], DDP: [(AT_END, HANG)], TIMELINE: [(AT_END, HANG)],
                 ANSWERS: [(AT_END, HANG)]},
          zero=("2", "3", "4", "5", "6", "A", "B"), full=(),
-         says={"2": "did not finish", "3": "did not finish", "5": "did not finish"},
+         says={"2": "importing your minddp/bucketing.py never finished", "3": "did not finish",
+               "5": "importing your minddp/timeline.py never finished",
+               "6": "importing your answers.py never finished"},
          check=all_of(tests_pass("1.1", "1.1h", "1.2", "1.2h", "1.3", "1.3h"), tests_fail("1.4"))),
     Case("slow-not-hanging", "bucketing.py takes 13 s per scenario run (under every deadline) and then fails: "
          "no run times out, so only the part's time budget (from the reference's own times) can stop it",
