@@ -66,6 +66,10 @@ demo: $(STAMP) ## train with minddp and torch DDP side by side on 2 ranks
 bench: $(STAMP) ## step time of minddp vs torch DDP (median ratio per model)
 	cd solutions && ../$(PY) -m minddp.launch --nproc-per-node 2 bench.py
 
+.PHONY: measure
+measure: $(STAMP) ## time gloo's all-reduce on 2 local ranks (solutions/measure.py): the dict of answers.py's Q8
+	cd solutions && ../$(PY) measure.py
+
 .PHONY: trace
 trace: $(STAMP) ## record the reference and torch DDP on 2 ranks: Perfetto traces + timeline.png (MODEL=, OUT=dist/trace)
 	cd solutions && ../$(PY) tracer.py --out "$(abspath $(or $(OUT),dist/trace))" $(if $(MODEL),--model $(MODEL))

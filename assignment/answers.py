@@ -5,8 +5,9 @@
 One function per question of handout §6: replace each stub with a ``return`` of the value(s) the
 question asks for, in the type and order its signature and docstring give (times in milliseconds,
 fractions as fractions: 0.25, not 25). Plain numbers are enough; you may also compute them with your
-own ``minddp`` code. The public tests check only the FORMAT of your answers (types and lengths); the
-values are graded on Gradescope, floats within a relative tolerance of 1e-3.
+own ``minddp`` code. Q1-Q7: the public tests check only the FORMAT of your answers (types and lengths); the
+values are graded on Gradescope, floats within a relative tolerance of 1e-3. Q8-Q10 are about your own
+machine (``make measure``): their public tests check them in full, for consistency with each other.
 """
 
 from __future__ import annotations
@@ -56,3 +57,25 @@ def q7_collective_counts() -> tuple[int, int, int, int]:
     backward, then (all-reduces, broadcasts) with no_sync around backward only."""
     # YOUR CODE HERE: replace this raise.
     raise NotImplementedError("Part 6: q7_collective_counts — see handout §6")
+
+
+def q8_measurements() -> dict:
+    """Q8: the dict ``make measure`` printed on your machine, pasted as it is: {"world_size", "allreduce_s"
+    ({bytes: seconds}), "small_tensors", "small_tensor_bytes", "many_small_s", "one_flat_s"}."""
+    # YOUR CODE HERE: replace this raise.
+    raise NotImplementedError("Part 6: q8_measurements — see handout §6")
+
+
+def q9_alpha_beta() -> tuple[float, float]:
+    """Q9: (α in seconds, β in bytes per second): the ring model fitted to q8_measurements()["allreduce_s"]
+    by least squares of the relative errors. Compute it here from q8_measurements(), do not type it."""
+    # YOUR CODE HERE: replace this raise.
+    raise NotImplementedError("Part 6: q9_alpha_beta — see handout §6")
+
+
+def q10_predictions() -> tuple[float, float, float, float]:
+    """Q10, from q8_measurements() and q9_alpha_beta(): (the measured ratio many_small_s / one_flat_s, the
+    ratio your α and β predict for those all-reduces, ResNet-50's step on 16 ranks in ms with 25 MB buckets
+    and no overlap, the same with a bucket cap of 0)."""
+    # YOUR CODE HERE: replace this raise.
+    raise NotImplementedError("Part 6: q10_predictions — see handout §6")

@@ -19,9 +19,10 @@ from course import CONFIG_NAME, CourseError, StudentFile, load_student_files
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 # What of solutions/ students get (folders are copied whole); bench.py and the like stay with the staff.
-RELEASED = ("minddp", "grading", "tests", "pytest.ini", "demo.py", "tracer.py", "answers.py")
-# Released when present (answers.py: the written questions, Part 6; tracer.py: `make trace`).
-OPTIONAL = {"demo.py", "tracer.py", "answers.py", "grading"}
+RELEASED = ("minddp", "grading", "tests", "pytest.ini", "demo.py", "tracer.py", "measure.py", "answers.py")
+# Released when present (answers.py: the written questions, Part 6; tracer.py: `make trace`; measure.py:
+# `make measure`, the data of Part 6's Q8).
+OPTIONAL = {"demo.py", "tracer.py", "measure.py", "answers.py", "grading"}
 TEMPLATES = {"README.md": "README.md", "Makefile": "Makefile", "course.py": "course.py", "install.py": "install.py", ".gitignore": "gitignore"}
 # Build products that may sit in assignment/ (students' or staff's runs) without being part of the release.
 IGNORED_NAMES = {"__pycache__", ".pytest_cache", ".venv", "submission.zip", "submission.zip.partial", "trace"}

@@ -141,7 +141,7 @@ HIDDEN: dict[str, tuple[Run, ...]] = {
     "5.5": (_timeline("5.5", TIMELINE["skip"], "4 random cases"),),
     "5.6": (_timeline("5.6", TIMELINE["orders"], "random permutations"),),
     **{check.number: (Run("answers", {"names": part6.NAMES}, ref=ANSWER, label="your answers.py"),)
-       for check in part6.CHECKS},
+       for check in part6.ANSWER_CHECKS},
     "A.1": (train("minddp", "branch b unused everywhere, one bucket per tensor", model="branchy", steps=3,
                   use_b="none", ddp_kwargs={"bucket_cap_mb": 0, "find_unused_parameters": True}),),
     "A.2": (train("minddp", "branch b used on rank 0 only, one bucket per tensor", model="branchy", steps=3,

@@ -170,14 +170,32 @@ def test_answers_equal_what_the_reference_code_computes():
     assert not wrong, f"solutions/answers.py differs from the reference computation (answer, reference): {wrong}"
 
 
+def test_the_model_of_q10_is_the_timeline_models():
+    """Q10's check recomputes ResNet-50's no-overlap steps in closed form from these numbers: they must be
+    minddp.timeline's (the answers test compares the results; this names the number that drifted)."""
+    from grading import part6
+    from minddp import timeline
+    resnet = timeline.resnet50_model()
+    limits = [part6.PREDICTION_CAP_MB * timeline.MB]
+    assert part6.PREDICTION_WORLD_SIZE == timeline.LECTURE_WORLD_SIZE
+    assert math.isclose(part6.RESNET50_BACKWARD_MS, resnet.backward_time * 1e3, rel_tol=1e-12)
+    assert part6.RESNET50_GRAD_BYTES == timeline.model_bytes(resnet.shapes)
+    assert part6.RESNET50_TENSORS == len(resnet.shapes)
+    assert part6.RESNET50_BUCKETS == resnet.step(part6.PREDICTION_WORLD_SIZE, limits).num_buckets
+
+
 # -- the PDF ------------------------------------------------------------------------------------------------------
 
 def test_question_points_are_what_the_autograder_gives():
-    """Each written question's heading says its points; the hidden checks must weight it the same."""
+    """Each written question's heading says its points; its checks (named "Qn: ...") must weight it the same."""
     with open(os.path.join(HANDOUT, "questions.tex"), encoding="utf-8") as f:
         headings = re.findall(r"\\subsection\*\{Q(\d+)\..*?\(([\d.]+) points?\)\}", f.read())
-    from grading.part6 import QUESTIONS
-    points = {name.split("_")[0]: value for name, _, value, _ in QUESTIONS}
+    from grading.part6 import CHECKS
+    points: dict[str, float] = {}
+    for check in CHECKS:
+        question = re.match(r"Q(\d+):", check.name)
+        assert question, f"check {check.number} ({check.name}) does not name its question (\"Qn: ...\")"
+        points[f"q{question[1]}"] = points.get(f"q{question[1]}", 0.0) + check.weight
     assert {f"q{n}": float(p) for n, p in headings} == points
     assert sum(points.values()) == 10
 
