@@ -238,3 +238,20 @@ def test_gradescope_sim_refuses_a_root_the_student_uid_cannot_reach(tmp_path):
     with pytest.raises(SystemExit, match="not searchable by other users"):
         sim.lay_out(str(closed / "autograder"), str(archive), reuse_setup=False)
     assert not (closed / "autograder" / "source").exists()  # refused before anything was unpacked
+
+
+def test_the_grader_fails_closed_when_isolation_cannot_be_set_up(tmp_path, monkeypatch):
+    """As root without isolation, student code never runs: results.json says why, score 0, exit code 2."""
+    from grader import run, sandbox
+    monkeypatch.setattr(run.os, "geteuid", lambda: 0)
+    monkeypatch.setattr(sandbox, "isolation_problem", lambda: "the student uid cannot run this Python")
+    submission = tmp_path / "submission"
+    (submission / "minddp").mkdir(parents=True)
+    (submission / "minddp" / "reducer.py").write_text("raise SystemExit('student code ran')\n")
+    results = tmp_path / "results.json"
+    code = run.main(["--source", str(tmp_path / "no-source-needed"), "--submission", str(submission),
+                     "--results", str(results)])
+    data = json.loads(results.read_text())
+    assert code == 2 and data["score"] == 0.0 and data["tests"] == []
+    assert data["output"].startswith("autograder error: isolation unavailable (the student uid cannot run this "
+                                     "Python); student code was not run.")
