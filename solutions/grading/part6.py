@@ -213,9 +213,11 @@ def fit_mistakes(m: dict) -> list[tuple[str, float, float]]:
 
 
 def deviation(value: float, fit: float) -> str:
-    """How far ``value`` is from ``fit``: a percentage when close, else a factor ("1e+06 times the fit")."""
+    """How far ``value`` is from ``fit``: a percentage when close, else a factor ("1e+06 times the fit").
+    The boundary is no round factor: the usual mistakes give exactly 2x or 1/2 (latency counted once at 2
+    ranks), and rounding must not decide which words a student reads, locally or on Gradescope."""
     ratio = value / fit
-    return f"off by {ratio - 1:+.1%}" if 0.5 <= ratio <= 2 else f"{ratio:.3g} times the fit"
+    return f"off by {ratio - 1:+.1%}" if 0.6 <= ratio <= 1.6 else f"{ratio:.3g} times the fit"
 
 
 def check_fit(o: Outcome) -> None:
