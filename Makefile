@@ -21,11 +21,12 @@ $(STAMP): requirements.txt requirements-dev.txt tools/student/install.py
 install: $(STAMP) ## create .venv with the pinned packages (torch 2.13.0 CPU)
 
 # Tiers: `make check` (minutes: lint, sync, unit tests), `make test` (check + the public suite on the solutions
-# and the stubs + gradings of the solutions, the stubs and a few mutants), CI: `MUTANTS=all SELFTEST=all make test`
-# and `make limits` (Gradescope's limits, a quarter vCPU beside CPU hogs).
+# and the stubs + gradings of the solutions, the stubs and a few mutants + Python 3.10), CI: `MUTANTS=all
+# SELFTEST=all make test`, `make doors` (the front doors end to end, fresh venvs) and `make limits` (Gradescope's
+# limits, a quarter vCPU beside CPU hogs).
 check: lint check-sync unit ## fast checks: lint, release in sync, unit tests of tools, grader, handout
 
-test: check validate selftest py310 ## the public suite, gradings, Python 3.10 (CI: MUTANTS=all SELFTEST=all, then make limits)
+test: check validate selftest py310 ## the public suite, gradings, Python 3.10 (CI: MUTANTS=all SELFTEST=all, then doors, limits)
 
 # Gradescope's image runs Python 3.10: where one exists here, the public checks and a full grading run under it
 # (in .venv310; without a CPU wheel for 3.10 on this machine, pip takes PyPI's CUDA build: ~5 GB, ~1 minute).
@@ -108,9 +109,15 @@ regrade: $(STAMP) ## grade a Gradescope export: EXPORT=zip-or-folder [OLD=git-re
 
 selftest: $(STAMP) ## the autograder on hostile submissions and mutants (SELFTEST=all, MUTANTS=all: all of them)
 	@$(TIMINGS) start selftest
-	$(PYTEST) -q autograder/tests/test_front_doors.py autograder/tests/test_selftest.py autograder/tests/test_mutants.py \
+	$(PYTEST) -q autograder/tests/test_parts.py autograder/tests/test_selftest.py autograder/tests/test_mutants.py \
 	    autograder/tests/test_regrade.py
 	@$(TIMINGS) stop selftest
+
+.PHONY: doors
+doors: $(STAMP) ## the front doors as users walk them: a student's make install/test/submit, then make grade on the zip
+	@$(TIMINGS) start doors
+	$(PYTEST) -q autograder/tests/test_front_doors.py
+	@$(TIMINGS) stop doors
 
 mutants: $(STAMP) ## grade every mutant and correct variant (autograder/selftest/): kill and acceptance rates
 	$(PY) autograder/selftest/mutation.py

@@ -67,6 +67,15 @@ class Cgroup:
                 os.path.join(self.dirs["all"], "memory.peak")) else float("nan")
         return int(self._read("memory", "memory.max_usage_in_bytes")) / 2**20
 
+    def process_mb(self) -> float:
+        """What the processes hold now, without the page cache (reclaimed before anything is killed): anonymous
+        memory and tmpfs (shmem), from memory.stat."""
+        controller = "all" if self.v2 else "memory"
+        stats = dict(line.split() for line in self._read(controller, "memory.stat").splitlines()
+                     if len(line.split()) == 2)
+        keys = ("anon", "shmem") if self.v2 else ("total_rss", "total_shmem")
+        return sum(int(stats.get(k, 0)) for k in keys) / 2**20
+
     def oom_kills(self) -> int:
         name, key = ("memory.events", "oom_kill") if self.v2 else ("memory.oom_control", "oom_kill")
         controller = "all" if self.v2 else "memory"

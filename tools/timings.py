@@ -31,7 +31,7 @@ CHECK = ("lint", "check-sync", "unit")
 TIERS = [  # (the command, what it runs: target names; "@" = with the selection of that tier)
     ("make check", CHECK),
     ("make test", CHECK + ("validate", "selftest@fast", "py310")),
-    (".ci/run", CHECK + ("validate", "selftest@all", "py310", "limits")),
+    (".ci/run", CHECK + ("validate", "selftest@all", "py310", "doors", "limits")),
 ]
 
 

@@ -34,6 +34,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 
 from grader import settings  # noqa: E402
 from grader.hidden import HIDDEN  # noqa: E402
+from grader.parts import BONUS_WORK, DEPENDS, PART_ORDER  # noqa: E402
 from grader.reference import CACHE_NAME, ReferencePass  # noqa: E402
 from grader.results import TestResult, write_fallback, write_results  # noqa: E402
 from grader.stage import read_upload, stage  # noqa: E402
@@ -45,10 +46,6 @@ from grading.feedback import scenario_failure  # noqa: E402
 from grading.local import LaunchFailed  # noqa: E402
 from grading.pool import ForkServer, ScenarioError, WorkerPool  # noqa: E402
 
-PART_ORDER = ("1", "2", "3", "4", "5", "6", "A", "B")
-# The earlier parts each part's checks run: a failed one is replaced by its torch stand-in (standins.py).
-DEPENDS = {"4": ("2", "3"), "5": ("2",), "A": ("2",), "B": ("2",)}
-BONUS_WORK = {"A": ("3", "4"), "B": ("3", "4")}  # the bonus is the student's own work in these parts' files
 TIMEOUTS_BEFORE_GIVING_UP = 2  # per part (the bonus parts count as one): code that hangs must not take 10 minutes
 PART_BUDGET_FLOOR_S, PART_BUDGET_FACTOR = 60.0, 10.0  # ... nor code that is merely slow: a part's time budget
 WORKER_MAX_RSS_MB = 450  # student workers, at least; Gradescope gives 768 MB to everything
@@ -69,8 +66,9 @@ class Variant:
 
 
 class Grader:
-    def __init__(self, source: str, submission: str, workdir: str, isolate: bool):
+    def __init__(self, source: str, submission: str, workdir: str, isolate: bool, parts: tuple[str, ...] = PART_ORDER):
         self.source, self.workdir, self.isolate = source, workdir, isolate
+        self.parts = parts  # staff tools may grade fewer (``--parts``); Gradescope grades them all
         # Student workers read the harness and the staged code through read-only mounts: copies in the work
         # folder (root's, 0700) with modes they can read, whatever setup.sh did to the source folder.
         self.harness = os.path.join(workdir, "harness")
@@ -155,7 +153,7 @@ class Grader:
     # -- 6. the student pass ---------------------------------------------------------------------------------
     def student_pass(self) -> list[TestResult]:
         entries: list[TestResult] = []
-        for part in PART_ORDER:
+        for part in [p for p in PART_ORDER if p in self.parts]:
             for check in [c for c in self.checks if c.part == part]:
                 entries += self.grade_check(check)
             self.part_failed[part] = any(e.status != "passed" for e in entries if e.part == part)
@@ -448,7 +446,13 @@ def main(argv: list[str] | None = None) -> int:
                                                   f"stored if missing). Default: SOURCE/{CACHE_NAME}, from setup.sh, "
                                                   f"used only if this machine reproduces it")
     parser.add_argument("--reference-only", action="store_true", help="setup.sh: compute the reference cache only")
+    parser.add_argument("--parts", help="staff tools: grade only these parts (comma-separated); the others are not "
+                                        "listed and count as passed, as the reference solution's do (mutation.py: "
+                                        "the parts that read none of a mutant's edited files, grader/parts.py)")
     args = parser.parse_args(argv)
+    parts = PART_ORDER if args.parts is None else tuple(p.strip() for p in args.parts.split(",") if p.strip())
+    if not parts or set(parts) - set(PART_ORDER):
+        parser.error(f"--parts {args.parts!r}: name some of {', '.join(PART_ORDER)}")
     source = os.path.abspath(args.source)
     cache = os.path.abspath(args.reference_cache or os.path.join(source, CACHE_NAME))
     if args.reference_only:
@@ -475,7 +479,7 @@ def main(argv: list[str] | None = None) -> int:
     code, extra = 0, {"isolated": isolate is True}
     try:
         os.chdir(workdir)  # never in the source folder: a relative path must not reach it
-        grader = Grader(source, submission, workdir, isolate)
+        grader = Grader(source, submission, workdir, isolate, parts)
         grader.notes += notes
         grader.static_checks()
         grader.start_server()

@@ -64,6 +64,7 @@ class Case:
     start: str = "solutions"  # the files the edits apply to: "solutions" or "stubs"
     check: Callable[[dict, bool], list] | None = None
     hostile: bool = True  # an attack or a hang (the self-test reports the slowest one's time)
+    parts: tuple | None = None  # grade only these parts (``--parts``; None: all), the rest as the solutions'
 
 
 # -- hostile code, as a student would paste it --------------------------------------------------------------

@@ -15,8 +15,10 @@ would have made (the edit formats of ``cases.py``: ``(old, new)`` pairs or a who
                       pass (100%, and the bonus when the variant keeps it).
 
 Every submission is graded by the full pipeline (``python -m grader``, as ``run_autograder`` runs it), against
-one reference pass, with the grader's own deadlines. The table gives each submission's
-expected outcome, score, failing tests and whether the verdict is right; any wrong verdict exits 1.
+one reference pass, with the grader's own deadlines, on the parts that read a file it edits
+(``grader/parts.py``; ``--parts``): every other part runs exactly the solutions' code, so it grades as theirs
+did. The table gives each submission's expected outcome, score, failing tests and whether the verdict is
+right; any wrong verdict exits 1.
 """
 
 from __future__ import annotations
@@ -34,8 +36,9 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 if os.path.dirname(HERE) not in sys.path:
     sys.path.insert(0, os.path.dirname(HERE))
 
+from grader.parts import parts_reading  # noqa: E402
 from selftest.cases import Case  # noqa: E402
-from selftest.run import Outcome, SelfTest, part_of  # noqa: E402
+from selftest.run import Outcome, SelfTest, part_of, student_files  # noqa: E402
 
 KINDS = ("mutants", "correct")
 # The subset `make test` grades (about a minute); CI and `make mutants` grade every submission.
@@ -51,9 +54,15 @@ class Submission:
     edits: dict
     caught_by: dict  # mutants: {test number: words its message must contain}
 
-    def case(self) -> Case:
+    @property
+    def parts(self) -> tuple[str, ...]:
+        """The parts whose checks run a file this submission edits: the only ones it can change."""
+        return parts_reading(self.edits, {str(f.part): f.path for f in student_files()})
+
+    def case(self, every_part: bool = False) -> Case:
         """As a self-test case with no expectation of its own (``verdict`` judges it)."""
-        return Case(f"{self.kind[0]}-{self.name}", self.about, edits=self.edits, full=(), hostile=False)
+        return Case(f"{self.kind[0]}-{self.name}", self.about, edits=self.edits, full=(), hostile=False,
+                    parts=None if every_part else self.parts)
 
 
 def load(path: str, kind: str) -> Submission:
@@ -67,6 +76,11 @@ def load(path: str, kind: str) -> Submission:
     problems += ["no EDITS"] if not getattr(module, "EDITS", None) else []
     problems += ["no CAUGHT_BY {test number: words}"] if kind == "mutants" and not caught_by else []
     problems += ["CAUGHT_BY in a correct variant"] if kind == "correct" and caught_by else []
+    if not problems:
+        reach = Submission(name, kind, about[0], module.EDITS, dict(caught_by)).parts
+        beyond = sorted({str(n).split(".")[0] for n in caught_by} - set(reach))
+        problems += [f"CAUGHT_BY names part(s) {', '.join(beyond)}, whose checks run none of the edited files "
+                     f"({', '.join(sorted(module.EDITS))})"] if beyond else []
     if problems:
         raise ValueError(f"{path}: " + "; ".join(problems))
     return Submission(name, kind, about[0], module.EDITS, dict(caught_by))
@@ -91,6 +105,8 @@ def verdict(sub: Submission, outcome: Outcome, baseline: dict) -> list[str]:
     if outcome.problems or outcome.graded.results is None:
         return outcome.problems or ["no results.json"]
     tests = {t["number"]: t for t in outcome.graded.results["tests"]}
+    graded = outcome.case.parts
+    baseline = {n: t for n, t in baseline.items() if graded is None or part_of(t) in (*graded, "0")}
     if sub.kind == "correct":
         lost = [f"{n} ({t['status']}: {(t['output'].strip().splitlines() or [''])[0][:200]})"
                 for n, t in tests.items() if t["score"] < baseline[n]["score"]]
@@ -146,22 +162,23 @@ def failing(outcome: Outcome) -> list[str]:
     return [t["number"] for t in results.get("tests", []) if t.get("status") != "passed"]
 
 
-def grade_all(test: SelfTest, subs: list[Submission], jobs: int) -> list[tuple[Submission, Outcome, list[str]]]:
+def grade_all(test: SelfTest, subs: list[Submission], jobs: int,
+              every_part: bool = False) -> list[tuple[Submission, Outcome, list[str]]]:
     """Grade every submission (the solutions first, once: the reference pass and the baseline)."""
-    outcomes, _ = test.run([s.case() for s in subs], jobs=jobs, solutions_runs=0)
+    outcomes, _ = test.run([s.case(every_part) for s in subs], jobs=jobs, solutions_runs=0)
     baseline = {t["number"]: t for t in test.baseline["tests"]}
     return [(s, o, verdict(s, o, baseline)) for s, o in zip(subs, outcomes, strict=True)]
 
 
 def table(rows: list[tuple[Submission, Outcome, list[str]]]) -> str:
-    lines = [f"{'submission':<28} {'expected':<30} {'score':>6} {'time':>6}  {'failing tests':<24} verdict",
-             f"{'-' * 28} {'-' * 30} {'-' * 6} {'-' * 6}  {'-' * 24} -------"]
+    lines = [f"{'submission':<28} {'expected':<30} {'parts graded':<12} {'score':>6} {'time':>6}  {'failing tests':<24} verdict",
+             f"{'-' * 28} {'-' * 30} {'-' * 12} {'-' * 6} {'-' * 6}  {'-' * 24} -------"]
     for sub, outcome, problems in rows:
         expected = ("100% (every test)" if sub.kind == "correct"
                     else "fails " + ", ".join(f"{n} '{w}'" for n, w in sub.caught_by.items()))
         score = "-" if outcome.score is None else f"{outcome.score:g}"
         fails = ",".join(failing(outcome)) or "-"
-        lines.append(f"{sub.name:<28} {expected[:30]:<30} {score:>6} {outcome.graded.seconds:5.1f}s  "
+        lines.append(f"{sub.name:<28} {expected[:30]:<30} {','.join(outcome.case.parts or ['all']):<12} {score:>6} {outcome.graded.seconds:5.1f}s  "
                      f"{fails[:24]:<24} {'RIGHT' if not problems else 'WRONG'}")
         lines += [f"{'':<28}   - {p}" for p in problems]
     return "\n".join(lines)
@@ -183,6 +200,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--only", help="comma-separated submission names (default: all)")
     parser.add_argument("--fast", action="store_true", help="only the subset `make test` grades")
     parser.add_argument("--jobs", type=int, default=2, help="submissions graded at the same time")
+    parser.add_argument("--every-part", action="store_true", help="grade every part, not only those that read an "
+                                                                   "edited file (a cross-check of grader/parts.py)")
     parser.add_argument("--keep", action="store_true", help="keep the work folder (graded folders, logs)")
     args = parser.parse_args(argv)
     subs = submissions(args.only.split(",") if args.only else list(FAST) if args.fast else None)
@@ -192,7 +211,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     began = time.monotonic()
     test = SelfTest()
-    rows = grade_all(test, subs, args.jobs)
+    rows = grade_all(test, subs, args.jobs, args.every_part)
     print(table(rows))
     print("\n" + summary(rows, time.monotonic() - began) + f"; work folder {test.workdir}")
     if not args.keep:

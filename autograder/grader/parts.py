@@ -1,0 +1,30 @@
+"""Which student files each part's checks run: the one table behind substitution, bonus grading and scoping.
+
+A part's checks run its own file (Part 1 ``process_group.py``, ..., Part 6 ``answers.py``) and the files of
+the earlier parts it ``DEPENDS`` on; where one of those failed its part, the checks run a torch stand-in
+instead (``standins.py``), so a mistake is not charged twice. A bonus is graded on the student's own files of
+``BONUS_WORK``: no stand-in there, the bonus is the student's own work.
+
+Staff tools use the same table to grade only the parts a change can reach (``python -m grader --parts``):
+a part that reads none of the files a mutant edits grades exactly as the reference solution does.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+
+PART_ORDER = ("1", "2", "3", "4", "5", "6", "A", "B")
+DEPENDS = {"4": ("2", "3"), "5": ("2",), "A": ("2",), "B": ("2",)}
+BONUS_WORK = {"A": ("3", "4"), "B": ("3", "4")}
+
+
+def files_read(part: str, file_of: Mapping[str, str]) -> set[str]:
+    """The student files (paths) that ``part``'s checks run; ``file_of``: part -> its own file's path."""
+    parts = {part, *DEPENDS.get(part, ()), *BONUS_WORK.get(part, ())}
+    return {file_of[p] for p in parts if p in file_of}
+
+
+def parts_reading(paths: Iterable[str], file_of: Mapping[str, str]) -> tuple[str, ...]:
+    """The parts (in grading order) whose checks run at least one of ``paths``."""
+    paths = set(paths)
+    return tuple(p for p in PART_ORDER if files_read(p, file_of) & paths)

@@ -1,0 +1,56 @@
+"""The table of which student files each part's checks run (grader/parts.py) is what the checks really do.
+
+The grader trusts it twice: a failed part's file is replaced by a stand-in only in the parts that list it,
+and mutation.py grades a mutant only on the parts that read a file it edits. So, for each part, its public
+checks run on the solutions with every other student file replaced by one that raises when imported: they
+must all pass. (A part that secretly imported another file would fail here, and would otherwise be charged
+for that file's mistakes twice, or hide a correct variant's failure from `make mutants`.)
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+
+import pytest
+
+AUTOGRADER = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+REPO = os.path.dirname(AUTOGRADER)
+sys.path.insert(0, AUTOGRADER)
+sys.path.insert(0, os.path.join(REPO, "solutions"))
+
+from grader.parts import PART_ORDER, files_read, parts_reading  # noqa: E402
+from grading.checks import public_checks  # noqa: E402
+from grading.local import CheckFailed, LocalRunner  # noqa: E402
+from selftest.run import student_files  # noqa: E402
+
+FILE_OF = {str(f.part): f.path for f in student_files()}
+POISON = 'raise ImportError("{path} is not one of the files Part {part} reads (grader/parts.py)")\n'
+
+
+def test_every_part_reads_its_own_file_and_parts_reading_inverts_it():
+    for part, path in FILE_OF.items():
+        assert path in files_read(part, FILE_OF)
+        assert part in parts_reading([path], FILE_OF)
+    assert parts_reading(["minddp/reducer.py"], FILE_OF) == ("3", "4", "A", "B")
+
+
+@pytest.mark.parametrize("part", PART_ORDER)
+def test_a_part_runs_only_the_files_it_lists(part, tmp_path):
+    root = str(tmp_path / "release")
+    shutil.copytree(os.path.join(REPO, "solutions"), root, ignore=shutil.ignore_patterns("__pycache__"))
+    for path in set(FILE_OF.values()) - files_read(part, FILE_OF):
+        with open(os.path.join(root, path), "w", encoding="utf-8") as f:
+            f.write(POISON.format(path=path, part=part))
+    runner = LocalRunner(root)
+    failed = []
+    try:
+        for check in [c for c in public_checks() if c.part == part]:
+            try:
+                runner.check(check)
+            except CheckFailed as failure:
+                failed.append(f"{check.number}: {str(failure)[:600]}")
+    finally:
+        runner.close()
+    assert not failed, "\n".join(failed)
