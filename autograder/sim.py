@@ -139,14 +139,14 @@ def grade(root: str, cpus: float, memory_mb: int, hog: int) -> dict:
                                     stdout=out, stderr=subprocess.STDOUT,
                                     env={"PATH": SYSTEM_PATH, "LANG": "C.UTF-8", "AUTOGRADER_ROOT": root,
                                          "HOME": "/root"})
-            process_peak = 0.0
-            while True:  # a sample every 0.1 s: a benchmark figure (the cgroup's own peak counts page cache)
+            process_peak = 0.0  # sampled every 0.1 s: a benchmark figure (the cgroup's own peak counts page cache)
+            while proc.poll() is None:
                 process_peak = max(process_peak, group.process_mb())
                 try:
-                    code = proc.wait(timeout=0.1)
-                    break
+                    proc.wait(timeout=0.1)
                 except subprocess.TimeoutExpired:
-                    continue
+                    pass
+            code = proc.returncode
         wall = time.monotonic() - began
         measured = {"exit_code": code, "wall_s": wall, "cpu_s": group.cpu_seconds(), "peak_mb": group.peak_mb(),
                     "process_peak_mb": process_peak, "oom_kills": group.oom_kills(), "log": log}

@@ -38,7 +38,7 @@ if os.path.dirname(HERE) not in sys.path:
 
 from grader.parts import parts_reading  # noqa: E402
 from selftest.cases import Case  # noqa: E402
-from selftest.run import Outcome, SelfTest, part_of, student_files  # noqa: E402
+from selftest.run import Outcome, SelfTest, graded_in, part_of, student_files  # noqa: E402
 
 KINDS = ("mutants", "correct")
 # The subset `make test` grades (about a minute); CI and `make mutants` grade every submission.
@@ -53,11 +53,7 @@ class Submission:
     about: str  # the docstring's first line
     edits: dict
     caught_by: dict  # mutants: {test number: words its message must contain}
-
-    @property
-    def parts(self) -> tuple[str, ...]:
-        """The parts whose checks run a file this submission edits: the only ones it can change."""
-        return parts_reading(self.edits, {str(f.part): f.path for f in student_files()})
+    parts: tuple  # the parts whose checks run a file it edits: the only ones it can change
 
     def case(self, every_part: bool = False) -> Case:
         """As a self-test case with no expectation of its own (``verdict`` judges it)."""
@@ -76,14 +72,12 @@ def load(path: str, kind: str) -> Submission:
     problems += ["no EDITS"] if not getattr(module, "EDITS", None) else []
     problems += ["no CAUGHT_BY {test number: words}"] if kind == "mutants" and not caught_by else []
     problems += ["CAUGHT_BY in a correct variant"] if kind == "correct" and caught_by else []
-    if not problems:
-        reach = Submission(name, kind, about[0], module.EDITS, dict(caught_by)).parts
-        beyond = sorted({str(n).split(".")[0] for n in caught_by} - set(reach))
-        problems += [f"CAUGHT_BY names part(s) {', '.join(beyond)}, whose checks run none of the edited files "
-                     f"({', '.join(sorted(module.EDITS))})"] if beyond else []
+    reach = parts_reading(getattr(module, "EDITS", {}), {str(f.part): f.path for f in student_files()})
+    beyond = sorted({str(n).split(".")[0] for n in caught_by} - set(reach))
+    problems += [f"CAUGHT_BY names part(s) {', '.join(beyond)}, whose checks run none of the edited files"] if beyond else []
     if problems:
         raise ValueError(f"{path}: " + "; ".join(problems))
-    return Submission(name, kind, about[0], module.EDITS, dict(caught_by))
+    return Submission(name, kind, about[0], module.EDITS, dict(caught_by), reach)
 
 
 def submissions(only: list[str] | None = None) -> list[Submission]:
@@ -105,8 +99,7 @@ def verdict(sub: Submission, outcome: Outcome, baseline: dict) -> list[str]:
     if outcome.problems or outcome.graded.results is None:
         return outcome.problems or ["no results.json"]
     tests = {t["number"]: t for t in outcome.graded.results["tests"]}
-    graded = outcome.case.parts
-    baseline = {n: t for n, t in baseline.items() if graded is None or part_of(t) in (*graded, "0")}
+    baseline = {n: t for n, t in baseline.items() if graded_in(t, outcome.case.parts)}
     if sub.kind == "correct":
         lost = [f"{n} ({t['status']}: {(t['output'].strip().splitlines() or [''])[0][:200]})"
                 for n, t in tests.items() if t["score"] < baseline[n]["score"]]
@@ -171,14 +164,16 @@ def grade_all(test: SelfTest, subs: list[Submission], jobs: int,
 
 
 def table(rows: list[tuple[Submission, Outcome, list[str]]]) -> str:
-    lines = [f"{'submission':<28} {'expected':<30} {'parts graded':<12} {'score':>6} {'time':>6}  {'failing tests':<24} verdict",
+    lines = [f"{'submission':<28} {'expected':<30} {'parts graded':<12} {'score':>6} {'time':>6}  "
+             f"{'failing tests':<24} verdict",
              f"{'-' * 28} {'-' * 30} {'-' * 12} {'-' * 6} {'-' * 6}  {'-' * 24} -------"]
     for sub, outcome, problems in rows:
         expected = ("100% (every test)" if sub.kind == "correct"
                     else "fails " + ", ".join(f"{n} '{w}'" for n, w in sub.caught_by.items()))
         score = "-" if outcome.score is None else f"{outcome.score:g}"
         fails = ",".join(failing(outcome)) or "-"
-        lines.append(f"{sub.name:<28} {expected[:30]:<30} {','.join(outcome.case.parts or ['all']):<12} {score:>6} {outcome.graded.seconds:5.1f}s  "
+        parts = ",".join(outcome.case.parts or ["all"])
+        lines.append(f"{sub.name:<28} {expected[:30]:<30} {parts:<12} {score:>6} {outcome.graded.seconds:5.1f}s  "
                      f"{fails[:24]:<24} {'RIGHT' if not problems else 'WRONG'}")
         lines += [f"{'':<28}   - {p}" for p in problems]
     return "\n".join(lines)

@@ -64,7 +64,8 @@ def _load_build():
 
 
 def student_files() -> list:
-    sys.path.insert(0, os.path.join(REPO, "tools", "student"))
+    if os.path.join(REPO, "tools", "student") not in sys.path:
+        sys.path.insert(0, os.path.join(REPO, "tools", "student"))
     from course import load_student_files  # the one reader of student_files.json
     return load_student_files(os.path.join(REPO, "solutions", "student_files.json"))
 
@@ -262,6 +263,12 @@ def part_of(test: dict) -> str:
     return str(test.get("number", "?")).split(".")[0]
 
 
+def graded_in(test: dict, parts: tuple | None) -> bool:
+    """Whether a grading of ``parts`` (None: all, as Gradescope) lists ``test``; the integrity report (part
+    0) is in every grading."""
+    return parts is None or part_of(test) in (*parts, "0")
+
+
 def is_isolated(results: dict) -> bool:
     return "no isolation" not in results.get("output", "")
 
@@ -278,8 +285,7 @@ def expectation_problems(case: Case, results: dict, baseline: dict | None) -> li
     tests = results.get("tests", [])
     parts = sorted({part_of(t) for t in tests})
     if baseline is not None:
-        want = [(t["number"], t["name"]) for t in baseline["tests"]
-                if case.parts is None or part_of(t) in case.parts or part_of(t) == "0"]
+        want = [(t["number"], t["name"]) for t in baseline["tests"] if graded_in(t, case.parts)]
         have = [(t.get("number"), t.get("name")) for t in tests]
         if have != want:
             missing = [w for w in want if w not in have]
