@@ -9,7 +9,7 @@ Two identical copies of ``models.build("mlp")`` (6 x Linear(512, 512)) see the s
 in minddp's DDP, the other in torch's, both with ``bucket_cap_mb=1``. Rank 0 prints:
 
 1. per SGD step, whether the two copies' parameters are equal bit for bit (on every rank);
-2. the buckets each implementation all-reduces (minddp: ``Reducer.buckets``; torch: a recording comm hook);
+2. the buckets each implementation all-reduces (minddp: the assignment its wrapper gave the Reducer; torch: a recording comm hook);
 3. the collectives each launches during construction, forward and backward (torch's flight recorder);
 4. the median step time of each (fresh models, no comm hook, steps interleaved);
 5. the α-β timeline model (``minddp.timeline``) of ResNet-50 on 16 ranks, without and with overlap.
@@ -33,6 +33,7 @@ import torch  # noqa: E402
 import torch.distributed as dist  # noqa: E402
 
 from minddp import models  # noqa: E402
+from minddp.bucketing import compute_bucket_assignment  # noqa: E402
 from minddp.ddp import DistributedDataParallel as MiniDDP  # noqa: E402
 from minddp.process_group import destroy_process_group, init_process_group  # noqa: E402
 
@@ -173,19 +174,20 @@ def side_by_side(rank: int) -> None:
 
 
 def print_buckets(ddp: MiniDDP, names: dict[int, str], torch_buckets_per_step: list[list]) -> None:
-    reducer = ddp.reducer
-    rows = {"minddp": [(b.index, [names[id(reducer.params[i])] for i in b.variable_indices],
-                        b.buffer.numel() * b.buffer.element_size()) for b in reducer.buckets],
+    buckets = compute_bucket_assignment(ddp.params, ddp.bucket_size_limits)  # what the wrapper gave its Reducer
+    rows = {"minddp": [(b, [names[id(ddp.params[i])] for i in indices],
+                        sum(ddp.params[i].numel() * ddp.params[i].element_size() for i in indices))
+                       for b, indices in enumerate(buckets)],
             "torch": torch_buckets_per_step[1]}
     first = torch_buckets_per_step[0]
     stable = all(step == rows["torch"] for step in torch_buckets_per_step[1:])
     name_width = max(len(", ".join(params)) for r in rows.values() for _, params, _ in r)
     cell = {impl: [f"{', '.join(params):{name_width}s} {nbytes:>11,} B" for _, params, nbytes in r]
             for impl, r in rows.items()}
-    width = max(len(c) for c in cell["minddp"] + ["minddp (Reducer.buckets)"]) + 3
+    width = max(len(c) for c in cell["minddp"] + ["minddp (its buckets)"]) + 3
     out("", f"2. Buckets (bucket_cap_mb={BUCKET_CAP_MB}; a Linear(512, 512) weight is exactly 1 MiB, so each "
             "bucket is one layer)",
-        f"   {'#':>2s}  {'minddp (Reducer.buckets)':{width}s}torch DDP (recording comm hook, iteration 2 on)")
+        f"   {'#':>2s}  {'minddp (its buckets)':{width}s}torch DDP (recording comm hook, iteration 2 on)")
     for index in range(max(len(cell["minddp"]), len(cell["torch"]))):
         mine, theirs = (cell[impl][index] if index < len(cell[impl]) else "-" for impl in IMPLS)
         out(f"   {index:2d}  {mine:{width}s}{theirs}")

@@ -28,6 +28,7 @@ import torch
 import torch.distributed as dist
 
 from minddp import models
+from minddp.bucketing import compute_bucket_assignment
 from minddp.ddp import DistributedDataParallel as MiniDDP
 from minddp.process_group import destroy_process_group, init_process_group
 
@@ -79,7 +80,7 @@ def bench_model(name: str, rank: int, steps: int, warmup: int) -> dict:
                 times[0, i, step - warmup], times[1, i, step - warmup] = wall, cpu
     gc.enable()
     dist.all_reduce(times, op=dist.ReduceOp.MAX)  # a step lasts as long as its slowest rank
-    result = {"params": len(ddps["minddp"].params), "buckets": len(ddps["minddp"].reducer.buckets)}
+    result = {"params": len(ddps["minddp"].params), "buckets": len(compute_bucket_assignment(ddps["minddp"].params, ddps["minddp"].bucket_size_limits))}
     for kind, t in (("wall", times[0]), ("cpu", times[1])):
         ratios = (t[0] / t[1]).tolist()
         result[kind] = {"minddp_ms": statistics.median(t[0].tolist()) * 1e3,

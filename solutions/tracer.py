@@ -71,8 +71,8 @@ class Recorder:
         self.names = names  # trainable parameters, by index (the Reducer's order)
         self.iterations: list[dict[str, Any]] = []
         self.buckets: dict[int, list[int]] = {}  # bucket index -> parameter indices, in buffer order
-        self.buffers: dict[int, int] = {}  # data_ptr of a bucket's flat buffer -> bucket index
-        self.refresh: Callable[[], None] = lambda: None  # re-reads the buckets (minddp: Bonus B may rebuild)
+        self.buffers: dict[int, int] = {}  # data_ptr of a bucket's flat buffer -> bucket index (torch's)
+        self.identify: Callable[[torch.Tensor], int | None] = lambda tensor: None  # minddp: by what it holds
 
     def start_iteration(self) -> dict[str, Any]:
         self.iterations.append({"backward": None, "ready": [], "launch": [], "wait": [], "done": [],
@@ -84,9 +84,8 @@ class Recorder:
         self.buffers[buffer.data_ptr()] = index
 
     def bucket_of(self, tensor: torch.Tensor) -> int | None:
-        if tensor.data_ptr() not in self.buffers:
-            self.refresh()
-        return self.buffers.get(tensor.data_ptr())
+        found = self.buffers.get(tensor.data_ptr())
+        return found if found is not None else self.identify(tensor)
 
     def launch_label(self, bucket: int | None, tensor: torch.Tensor) -> str:
         if bucket is None:
@@ -169,15 +168,32 @@ def wrap(impl: str, module: torch.nn.Module, bucket_cap_mb: float, recorder: Rec
         ddp = torch.nn.parallel.DistributedDataParallel(module, bucket_cap_mb=bucket_cap_mb)
         ddp.register_comm_hook(None, torch_comm_hook(recorder, index_of))
         return ddp
+    from minddp.bucketing import compute_bucket_assignment
     from minddp.ddp import DistributedDataParallel
     ddp = DistributedDataParallel(module, bucket_cap_mb=bucket_cap_mb)
-
-    def refresh() -> None:
-        for bucket in ddp.reducer.buckets:
-            recorder.note_bucket(bucket.index, bucket.buffer, list(bucket.variable_indices))
-    recorder.refresh = refresh
-    refresh()
+    buckets = compute_bucket_assignment(ddp.params, ddp.bucket_size_limits)  # what the wrapper gave its Reducer
+    recorder.buckets = dict(enumerate(buckets))
+    recorder.identify = lambda tensor: bucket_holding(tensor, ddp.params, buckets)
     return ddp
+
+
+def bucket_holding(tensor: torch.Tensor, params: list[torch.nn.Parameter], buckets: list[list[int]]) -> int | None:
+    """Which bucket an all-reduced tensor is: the one of its size and dtype, or among several such, the one
+    whose gradients it holds (raw, or times 1/K). The Reducer's state is the student's design, so the
+    tracer looks only at what it sends."""
+    def same_shape(indices: list[int]) -> bool:
+        return (sum(params[i].numel() for i in indices) == tensor.numel()
+                and params[indices[0]].dtype == tensor.dtype)
+    candidates = [b for b, indices in enumerate(buckets) if same_shape(indices)]
+    if len(candidates) == 1:
+        return candidates[0]
+    for b in candidates:
+        grads = [params[i].grad for i in buckets[b]]
+        if all(g is not None for g in grads):
+            flat = torch.cat([g.reshape(-1) for g in grads])
+            if torch.equal(tensor, flat) or torch.equal(tensor, flat * (1.0 / dist.get_world_size())):
+                return b
+    return None
 
 
 def train_step(ddp: torch.nn.Module, optimizer: torch.optim.Optimizer, recorder: Recorder, model: str,

@@ -42,16 +42,29 @@ def function_lines(lines: list[str], node: ast.AST, through: int = 0) -> list[st
 
 
 def solution_functions(text: str, placed: list[PlacedRegion]) -> dict[str, tuple[list[str], int]]:
-    """qualname -> (the function's solution source without marker lines, its solution line count)."""
+    """qualname -> (the function's solution source without marker lines, its solution line count): every
+    function holding a region, and every whole function of a design region (all of it is solution)."""
     lines = text.splitlines()
     nodes = dict(iter_functions(ast.parse(text)))
+    owners: dict[str, list] = {}
+    for p in placed:
+        if p.qualname in nodes:
+            owners.setdefault(p.qualname, []).append(p.region)
+        for name in p.defines:
+            owners.setdefault(name, [])
     result = {}
-    for qualname in dict.fromkeys(p.qualname for p in placed):
-        mine = [p.region for p in placed if p.qualname == qualname]
-        count = sum(1 for r in mine for line in lines[r.begin:r.end - 1] if line.strip())
-        source = function_lines(lines, nodes[qualname], through=max(r.end for r in mine))
-        result[qualname] = ([line for line in source if not _is_marker(line)], count)
+    for qualname, mine in owners.items():
+        source = function_lines(lines, nodes[qualname], through=max((r.end for r in mine), default=0))
+        source = [line for line in source if not _is_marker(line)]
+        count = sum(1 for r in mine for line in lines[r.begin:r.end - 1] if line.strip()) if mine \
+            else sum(1 for line in source if line.strip())
+        result[qualname] = (source, count)
     return result
+
+
+def designed(placed: list[PlacedRegion]) -> set[str]:
+    """The functions the stubs leave out entirely: the student designs that part."""
+    return {name for p in placed for name in p.defines}
 
 
 class Submission:
@@ -80,7 +93,7 @@ def stub_reports(entry: StudentFile, solution: str, stub: str, placed: list[Plac
     stub_lines, stub_nodes = stub.splitlines(), dict(iter_functions(ast.parse(stub)))
     reports = []
     for qualname, (source, count) in solution_functions(solution, placed).items():
-        stubbed = function_lines(stub_lines, stub_nodes[qualname])
+        stubbed = function_lines(stub_lines, stub_nodes[qualname]) if qualname in stub_nodes else []
         diff = _unified(stubbed, source, ("stub", "solution"), context)
         reports.append(FunctionReport(entry, qualname, count, "stub", diff))
     return reports
@@ -101,8 +114,9 @@ def submission_reports(entry: StudentFile, solution: str, placed: list[PlacedReg
     stubbed = {s.qualname for s in find_stubs(submitted, entry.path)}
     reports = []
     for qualname, (source, count) in functions.items():
-        if qualname not in nodes:
-            reports.append(FunctionReport(entry, qualname, count, "missing"))
+        if qualname not in nodes:  # a function of the reference's design need not exist in theirs
+            reports.append(FunctionReport(entry, qualname, count, "designed otherwise" if qualname in
+                                          designed(placed) else "missing"))
             continue
         theirs = [line for line in function_lines(lines, nodes[qualname]) if not _is_marker(line)]
         diff = _unified(source, theirs, ("solution", "submission"), context)

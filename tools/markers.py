@@ -13,14 +13,15 @@ from dataclasses import dataclass
 
 from course import FunctionNode, iter_functions, stub_message
 
-BEGIN_RE = re.compile(r"# BEGIN SOLUTION(?:\s+hint:\s*(?P<hint>\S.*))?$")
+BEGIN_RE = re.compile(r"# BEGIN SOLUTION(?:\s+hint:\s*(?P<hint>\S.*)|\s+design:\s*(?P<design>\S.*))?$")
 END_RE = re.compile(r"# END SOLUTION$")
 # Anything that looks like a solution marker but is not one of the two forms above is a mistake, not a
 # comment: a typo'd marker would otherwise ship the solution to students. "Looks like": SOLUTION in upper
 # case anywhere in a comment, or begin/end + solution in any case.
 SOLUTION_WORD_RE = re.compile(r"SOLUTION")
 SOLUTION_PHRASE_RE = re.compile(r"#\s*(begin|end)\W*solution", re.IGNORECASE)
-MARKER_FORMS = "'# BEGIN SOLUTION' (or '# BEGIN SOLUTION  hint: text') and '# END SOLUTION'"
+MARKER_FORMS = ("'# BEGIN SOLUTION' (or '# BEGIN SOLUTION  hint: text', '# BEGIN SOLUTION  design: text') and "
+                "'# END SOLUTION'")
 
 
 class MarkerError(ValueError):
@@ -33,23 +34,30 @@ class Marker:
     line: int
     col: int
     hint: str | None = None
+    design: str | None = None
 
 
 @dataclass(frozen=True)
 class Region:
-    """Lines ``begin`` .. ``end`` (the marker lines, 1-based, inclusive) of one solution region."""
+    """Lines ``begin`` .. ``end`` (the marker lines, 1-based, inclusive) of one solution region.
+
+    A region is a stub (a ``raise`` in its function) unless it has a ``design`` text: then it is part of the
+    student's design (state, helpers, a record type) and the stub is only a comment saying what goes there.
+    """
 
     begin: int
     end: int
     indent: str
     hint: str | None
+    design: str | None = None
 
 
 @dataclass(frozen=True)
 class PlacedRegion:
     region: Region
-    qualname: str  # the function whose body holds the region
+    qualname: str  # the function whose body holds the region ("<module>" or the class for a design region)
     at_tail: bool  # nothing follows the region in that body
+    defines: tuple[str, ...] = ()  # a design region's functions (the stub leaves them to the student)
 
 
 def _is_solution_like(text: str) -> bool:
@@ -82,7 +90,8 @@ def _marker(text: str, line: int, col: int, alone: bool, filename: str) -> Marke
             raise MarkerError(f"{where}: unknown solution marker {text!r}; the markers are {MARKER_FORMS}")
         if not alone:
             raise MarkerError(f"{where}: a solution marker must be alone on its line, not after code")
-        return Marker("begin", line, col, begin.group("hint")) if begin else Marker("end", line, col)
+        return Marker("begin", line, col, begin.group("hint"), begin.group("design")) if begin \
+            else Marker("end", line, col)
     return None
 
 
@@ -101,7 +110,7 @@ def pair_regions(markers: list[Marker], filename: str) -> list[Region]:
             if marker.col != opened.col:
                 raise MarkerError(f"{filename}:{marker.line}: END SOLUTION is indented differently from its "
                                   f"BEGIN SOLUTION (line {opened.line}); indent both like the code between them")
-            regions.append(Region(opened.line, marker.line, " " * opened.col, opened.hint))
+            regions.append(Region(opened.line, marker.line, " " * opened.col, opened.hint, opened.design))
             opened = None
     if opened is not None:
         raise MarkerError(f"{filename}:{opened.line}: BEGIN SOLUTION is never closed; add '# END SOLUTION' "
@@ -147,15 +156,28 @@ def place_region(tree: ast.Module, region: Region, filename: str,
             raise MarkerError(f"{filename}:{statement.lineno}: this statement continues past END SOLUTION "
                               f"(line {region.end}); a region must hold whole statements")
     owner, field = parents[outermost[0]]
-    if not isinstance(owner, FunctionNode) or field != "body" or \
-            any(parents[s] != (owner, field) for s in outermost):
+    bodies = (*FunctionNode, ast.ClassDef, ast.Module) if region.design else FunctionNode
+    if not isinstance(owner, bodies) or field != "body" or any(parents[s] != (owner, field) for s in outermost):
         raise MarkerError(f"{where}: solution region outside a function body; regions must sit in the body of "
-                          "a function or method (the stub becomes `raise NotImplementedError` there)")
+                          "a function or method (the stub becomes `raise NotImplementedError` there)"
+                          + ("" if region.design else "; a '# BEGIN SOLUTION  design: text' region may also "
+                             "hold whole definitions of a class body or of the module"))
     if outermost[0].col_offset != len(region.indent):
         raise MarkerError(f"{where}: indent the markers like the code they enclose (column "
                           f"{outermost[0].col_offset}, not {len(region.indent)})")
-    qualname = {node: name for name, node in iter_functions(tree)}[owner]
-    return PlacedRegion(region, qualname, at_tail=owner.body[-1] in outermost)
+    names = {node: name for name, node in _iter_scopes(tree)}
+    defines = tuple(name for name, node in iter_functions(tree) if region.begin < node.lineno < region.end)
+    return PlacedRegion(region, names.get(owner, "<module>"), at_tail=owner.body[-1] in outermost, defines=defines)
+
+
+def _iter_scopes(tree: ast.AST, prefix: str = ""):
+    """Every function and class with its qualified name (a design region may sit in a class body)."""
+    for child in ast.iter_child_nodes(tree):
+        if isinstance(child, (*FunctionNode, ast.ClassDef)):
+            yield prefix + child.name, child
+            yield from _iter_scopes(child, prefix + child.name + ".")
+        else:
+            yield from _iter_scopes(child, prefix)
 
 
 def find_regions(source: str, filename: str) -> list[PlacedRegion]:
@@ -178,8 +200,11 @@ def _parse(source: str, filename: str) -> ast.Module:
 # -- stubs ------------------------------------------------------------------------------------------------------
 
 def stub_lines(placed: PlacedRegion, part: int, section: str) -> list[str]:
-    """What replaces a region: a comment saying what to do, the hint if any, and the raise."""
+    """What replaces a region: a comment saying what to do, the hint if any, and the raise; for a design
+    region only the comment (what is yours to design there)."""
     indent = placed.region.indent
+    if placed.region.design:
+        return [f"{indent}# YOUR DESIGN (handout §{section}): {placed.region.design}"]
     todo = "# YOUR CODE HERE: replace this raise"
     if not placed.at_tail:  # a raise mid-body makes the provided code after it unreachable until replaced
         todo += "; the provided code below it then runs"
@@ -201,22 +226,23 @@ def make_stubs(source: str, filename: str, part: int, section: str) -> tuple[str
     for region in sorted(placed, key=lambda p: p.region.begin, reverse=True):  # bottom-up keeps line numbers
         lines[region.region.begin - 1:region.region.end] = stub_lines(region, part, section)
     stubbed = "\n".join(lines) + "\n"
-    _check_stubbed(source, stubbed, filename)
+    _check_stubbed(source, stubbed, filename, {name for p in placed for name in p.defines})
     return stubbed, placed
 
 
-def _check_stubbed(source: str, stubbed: str, filename: str) -> None:
-    """Guard against the generator itself: the stub compiles and keeps every function of the solution."""
+def _check_stubbed(source: str, stubbed: str, filename: str, designed: set[str]) -> None:
+    """Guard against the generator itself: the stub compiles and keeps every function of the solution but
+    those of design regions (``designed``)."""
     try:
         tree = ast.parse(stubbed, filename)
     except SyntaxError as error:
         raise MarkerError(f"{filename}:{error.lineno}: the generated stub does not compile ({error.msg}); "
                           "check the solution markers around this line") from None
-    before = {name for name, _ in iter_functions(ast.parse(source, filename))}
+    before = {name for name, _ in iter_functions(ast.parse(source, filename))} - designed
     after = {name for name, _ in iter_functions(tree)}
     if before != after:
-        raise MarkerError(f"{filename}:1: the stub lost function(s) {sorted(before - after)}; a region may "
-                          "not hold a whole def")
+        raise MarkerError(f"{filename}:1: the stub lost function(s) {sorted(before - after)}; only a "
+                          "'# BEGIN SOLUTION  design: text' region may hold a whole def")
 
 
 def refuse_markers(source: str, filename: str) -> None:

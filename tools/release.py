@@ -204,10 +204,11 @@ def render_readme(template: str, entries: list[StudentFile], release: Release) -
     for entry in entries:
         regions = release.regions.get(entry.path, [])
         bonus = {p.qualname for p in regions if (p.region.hint or "").startswith("Bonus")}  # as markers.py reads it
-        functions = list(dict.fromkeys(p.qualname for p in regions))
+        functions = list(dict.fromkeys(p.qualname for p in regions if not p.region.design))
+        design = " (and your own state and helpers: `YOUR DESIGN`)" if any(p.region.design for p in regions) else ""
         rows.append(f"| {entry.part}. {entry.name} | §{entry.section} | `{entry.path}` | "
                     + ", ".join(f"`{name}`" + (" (bonus, optional)" if name in bonus else "") for name in functions)
-                    + f" | `make test PART={entry.key}` |")
+                    + f"{design} | `make test PART={entry.key}` |")
     student = {e.path for e in entries}
     provided = [p for p in release.files if p.startswith("minddp/") and p.endswith(".py") and p not in student]
     return (template.replace("{{PARTS_TABLE}}", "\n".join(rows))

@@ -64,7 +64,7 @@ def training_hint(key: str, ref: list, got: list, rank: int, step: int) -> str:
     if not any(mine_ar):
         if step > 0 and any(c["op"] == "all_reduce" for phase in got[rank]["steps"][0]["backward"] for c in phase):
             return hint + (f" Iteration 1 launched all-reduces but iteration {step + 1} launched none: reset the "
-                           "per-iteration state (each bucket's pending count, the next bucket to launch) in "
+                           "per-iteration state (what counts each bucket's missing gradients, which bucket launches next) in "
                            "prepare_for_backward (handout §3).")
         return hint + " Your backward launched no collective at all: the gradients were never averaged."
     if step > 0 and sorted(mine_ar[-1]) == sorted(theirs_ar[-1]) and mine_ar[-1] != theirs_ar[-1]:

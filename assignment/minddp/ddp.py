@@ -112,8 +112,10 @@ class DistributedDataParallel(nn.Module):
         raise NotImplementedError("Part 4: DistributedDataParallel._record_ready_order — see handout §4 (optional: bonus)")
 
     def _note_ready(self, index: int, _param: torch.nn.Parameter) -> None:
-        if self.reducer.expect_autograd_hooks and index not in self.ready_order:
-            self.ready_order.append(index)
+        """A gradient is ready: note it if this is the first synchronised backward (the order to rebuild by)."""
+        # YOUR CODE HERE: replace this raise.
+        # Hint: Bonus B (handout §4.4): the last forward's synchronisation decides
+        raise NotImplementedError("Part 4: DistributedDataParallel._note_ready — see handout §4 (optional: bonus)")
 
     def _rebuild_buckets(self) -> None:
         """Rebucket by rank 0's observed ready order (all ranks must agree on one assignment)."""

@@ -2,20 +2,11 @@
 # Part 3, The Reducer (handout §3): this is your copy; edit the stubs (each `raise NotImplementedError`).
 """Part 3 — the Reducer: bucketed, ordered, asynchronous all-reduce inside backward (lecture §2.3).
 
-The life of one synchronised iteration, in the lecture's names:
-
-1. ``prepare_for_backward`` (called by the wrapper's forward): every bucket's ``pending`` count is reset
-   to the number of gradients it waits for.
-2. ``autograd_hook(index)``: autograd calls it right after parameter ``index``'s gradient has been
-   accumulated into ``.grad``. The first hook of a backward also queues ``finalize_backward`` to run when
-   the autograd engine finishes.
-3. ``mark_variable_ready(index)``: copy the gradient into its slot of the bucket's flat buffer and count
-   the bucket down.
-4. ``mark_bucket_ready``: scale by 1/world_size and launch the async all-reduce (SUM) of every ready
-   bucket, strictly in bucket index order: bucket i+1 waits for bucket i's launch even if it filled first, because collectives pair up by
-   call order and every rank must launch the same bucket at the same position.
-5. ``finalize_backward``: wait for every bucket and copy the averaged values back into ``.grad``, so
-   ``loss.backward()`` returns with averaged gradients and the user calls nothing else.
+The checks drive a small interface (handout §3): the constructor (given the trainable parameters and the
+buckets of Part 2), ``build_buckets`` (again for Bonus B's rebuild), ``prepare_for_backward`` (every
+synchronised forward calls it), the per-parameter ``autograd_hook``, and ``finalize_backward`` at the end
+of a backward. What happens between the hook and the end of backward, and the state that makes it happen,
+is your design: the handout's contract (C1-C8) says what must be observable, and why.
 """
 
 from __future__ import annotations
@@ -33,7 +24,7 @@ UNFINISHED_REDUCTION = (
     "Expected to have finished reduction in the prior iteration before starting a new one. Some "
     "parameters received no gradient in the last backward, so their buckets never became ready. "
     "Construct DistributedDataParallel with find_unused_parameters=True if some parameters are unused. "
-    "(If every parameter did get a gradient: does prepare_for_backward reset each bucket's pending count?)")
+    "(If every parameter did get a gradient: does prepare_for_backward reset the per-iteration state?)")
 
 
 class GradBucket:
@@ -94,53 +85,32 @@ def weak_hook(method: Callable, index: int) -> Callable:
     return hook
 
 
-@dataclass
-class Bucket:
-    """One flat buffer of gradients that is all-reduced at once."""
-
-    index: int
-    variable_indices: list[int]  # which parameters, in the order they sit in the buffer
-    buffer: torch.Tensor
-    views: list[torch.Tensor]  # views[k]: parameter variable_indices[k]'s slot, shaped like it
-    pending: int = 0  # gradients still missing in this iteration
-    work: dist.Work | None = None  # the launched all-reduce (no comm hook)
-    future: torch.futures.Future | None = None  # what the comm hook returned
-
-    def wait(self) -> torch.Tensor:
-        """Block until this bucket's reduction is done; return the reduced flat tensor."""
-        if self.future is not None:
-            return self.future.wait()
-        self.work.wait()  # all-reduce works in place
-        return self.buffer
+# YOUR DESIGN (handout §3): what you keep per bucket (C1), if you want a record of your own.
 
 
 class Reducer:
     """Synchronises the gradients of ``params`` across the process group, bucket by bucket.
 
     ``bucket_indices`` (from ``bucketing.compute_bucket_assignment``) lists each bucket's parameter
-    indices; bucket 0 is launched first.
+    indices, in the order they sit in the bucket; bucket 0 is launched first.
     """
 
     def __init__(self, params: Sequence[torch.nn.Parameter], bucket_indices: Sequence[Sequence[int]],
                  process_group: dist.ProcessGroup | None = None):
-        self.params = list(params)
+        self.params = list(params)  # "parameter index" always means an index into this list
         self.process_group = process_group
         self.world_size = dist.get_world_size(process_group)
-        self.comm_hook: CommHook | None = None
+        self.comm_hook: CommHook | None = None  # register_comm_hook
         self.comm_hook_state: Any = None
-        self.buckets: list[Bucket] = []
-        self.locators: dict[int, tuple[int, int]] = {}  # parameter index -> (bucket, position in it)
+        self.local_used: torch.Tensor | None = None  # Bonus A's usage bitmap (enable_usage_tracking)
+        # YOUR DESIGN (handout §3): the state your Reducer keeps between calls (C1-C8).
         self.build_buckets(bucket_indices)
-        self.next_bucket = 0  # index of the next bucket to launch
-        self.expect_autograd_hooks = False  # set by a synchronised forward, cleared by finalize_backward
-        self.require_finalize = False  # a backward started reducing and has not finished
-        self.unused: list[int] = []  # parameters known unused in this iteration (find_unused_parameters)
-        self.local_used: torch.Tensor | None = None  # usage bitmap, only with find_unused_parameters
         self.hook_handles = [param.register_post_accumulate_grad_hook(weak_hook(self.autograd_hook, i))
                              for i, param in enumerate(self.params)]
 
     def build_buckets(self, bucket_indices: Sequence[Sequence[int]]) -> None:
-        """Allocate one flat buffer per bucket, on the parameters' device, and locate each parameter."""
+        """(C1) One flat buffer per bucket, in its parameters' dtype and on their device; called again by
+        Bonus B's rebuild, it replaces the buckets."""
         # YOUR CODE HERE: replace this raise.
         raise NotImplementedError("Part 3: Reducer.build_buckets — see handout §3")
 
@@ -157,48 +127,25 @@ class Reducer:
     # -- one iteration -------------------------------------------------------------------------------
 
     def prepare_for_backward(self, unused: Sequence[int] = ()) -> None:
-        """Reset per-iteration state before a synchronised backward; mark ``unused`` parameters ready."""
-        if self.require_finalize:
-            raise RuntimeError(UNFINISHED_REDUCTION)
-        # YOUR CODE HERE: replace this raise; the provided code below it then runs.
+        """A synchronised forward ran: the next backward reduces (C2, C5), unless the previous one never
+        finished its reduction (C8: raise ``RuntimeError(UNFINISHED_REDUCTION)``). Bonus A: the parameters
+        in ``unused`` get no gradient in this backward; they count as ready at once, with zeros."""
+        self.record_usage(unused)
+        # YOUR CODE HERE: replace this raise.
         raise NotImplementedError("Part 3: Reducer.prepare_for_backward — see handout §3")
-        self.unused = list(unused)
-        if self.local_used is not None:
-            self.local_used.fill_(1)
-            self.local_used[self.unused] = 0
-        for index in self.unused:  # they will get no gradient: count them as ready now
-            self.mark_variable_ready(index)
 
     def autograd_hook(self, index: int, param: torch.nn.Parameter) -> None:
-        """Runs after ``param``'s gradient was accumulated into ``param.grad``."""
+        """Autograd calls this once per parameter per backward, right after ``param.grad`` holds the
+        parameter's gradient (C2, C5); the end of a reducing backward must run ``finalize_backward``."""
         # YOUR CODE HERE: replace this raise.
         raise NotImplementedError("Part 3: Reducer.autograd_hook — see handout §3")
 
-    def mark_variable_ready(self, index: int) -> None:
-        """Copy parameter ``index``'s gradient into its slot of the bucket; count down."""
-        # YOUR CODE HERE: replace this raise.
-        raise NotImplementedError("Part 3: Reducer.mark_variable_ready — see handout §3")
-
-    def mark_bucket_ready(self, bucket_index: int) -> None:
-        """Launch every ready bucket in index order, starting at ``next_bucket``."""
-        # YOUR CODE HERE: replace this raise.
-        raise NotImplementedError("Part 3: Reducer.mark_bucket_ready — see handout §3")
-
-    def all_reduce_bucket(self, bucket: Bucket) -> None:
-        """Start the asynchronous reduction of one bucket (the comm hook's, if one is registered)."""
-        # YOUR CODE HERE: replace this raise.
-        raise NotImplementedError("Part 3: Reducer.all_reduce_bucket — see handout §3")
+    # YOUR DESIGN (handout §3): your steps from a ready gradient to a launched bucket (C2, C3, C4, C7).
 
     def finalize_backward(self) -> None:
-        """End of backward: wait for every bucket, write the averaged gradients back, reset."""
-        self.expect_autograd_hooks = False
-        if self.next_bucket < len(self.buckets):
-            # Some bucket never filled (an unused parameter): leave require_finalize set, so the next
-            # forward raises UNFINISHED_REDUCTION instead of training on unsynchronised gradients.
-            for bucket in self.buckets[:self.next_bucket]:
-                bucket.wait()
-            return
-        global_used = self.all_reduce_usage()
+        """The end of a reducing backward: when it returns, every ``.grad`` holds the average (C3, C4, C6),
+        or, if some bucket never filled, nothing is written back (C8). Bonus A: with usage tracking, call
+        ``all_reduce_usage()`` once and leave a parameter no rank used as it was."""
         # YOUR CODE HERE: replace this raise.
         raise NotImplementedError("Part 3: Reducer.finalize_backward — see handout §3")
 
@@ -208,6 +155,12 @@ class Reducer:
         """Track which parameters each rank used; see ``all_reduce_usage``."""
         device = self.params[0].device if self.params else torch.device("cpu")
         self.local_used = torch.ones(len(self.params), dtype=torch.int32, device=device)
+
+    def record_usage(self, unused: Sequence[int]) -> None:
+        """This rank's usage bitmap for the coming backward: 1 = used here, 0 = in ``unused``."""
+        if self.local_used is not None:
+            self.local_used.fill_(1)
+            self.local_used[list(unused)] = 0
 
     def all_reduce_usage(self) -> torch.Tensor | None:
         """Sum the usage bitmaps of all ranks: a parameter with count 0 was used by no rank.

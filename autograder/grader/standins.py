@@ -45,8 +45,6 @@ class Reducer:
         self.params = list(params)
         self.process_group = process_group
         self.world_size = _torch_dist.get_world_size(process_group)
-        self.expect_autograd_hooks = False
-        self.require_finalize = False
         self.local_used = None
         group = process_group if process_group is not None else _torch_dist.distributed_c10d._get_default_group()
         buckets = [list(b) for b in bucket_indices]

@@ -142,6 +142,102 @@ def test_every_test_of_provided_code_is_named_in_the_handout():
     assert not named - tests, f"\\testname of tests that do not exist: {sorted(named - tests)}"
 
 
+# -- contracts, not recipes ---------------------------------------------------------------------------------------
+
+CONTRACT_RE = re.compile(r"\\begin\{contract\}\{(\w+)\}(.*?)\\end\{contract\}", re.S)
+CHECKS_RE = re.compile(r"\\checks\{([^{}]*)\}")
+HINTS = r"\section{Hints}"  # the appendix of progressive hints: where the recipes live
+CONTRACT_PARTS = ("3", "4", "A", "B")  # the parts graded against torch's DDP, specified by contracts
+MIN_LEAK_CHARS = 20  # a solution line this long (spaces aside) is a statement, not an API name
+
+
+def contract_items() -> list[tuple[str, str, list[str]]]:
+    """(item label "C1", file:line, the check numbers its \\checks names) of every contract item."""
+    found = []
+    for path in tex_files():
+        with open(path, encoding="utf-8") as f:
+            text = f.read()
+        for match in CONTRACT_RE.finditer(text):
+            prefix, body = match.group(1), match.group(2)
+            for index, item in enumerate(body.split("\\item")[1:], start=1):
+                line = text.count("\n", 0, match.start(2) + body.index(item)) + 1
+                cited = [n.strip() for m in CHECKS_RE.findall(item) for n in m.split(",") if n.strip()]
+                found.append((f"{prefix}{index}", f"handout/{os.path.basename(path)}:{line}", cited))
+    return found
+
+
+def test_every_contract_item_names_the_checks_that_compare_it_with_torch():
+    """What the handout states of torch's DDP is what torch does: each item names checks that run torch's DDP
+    beside the code (and `make validate` runs them on the reference solution)."""
+    from grading.checks import public_checks
+    checks = {c.number: c for c in public_checks()}
+    items = contract_items()
+    assert {label[0] for label, _, _ in items} >= {"C", "W", "A", "B"}, "a part's contract is missing"
+    problems = []
+    for label, where, cited in items:
+        if not cited:
+            problems.append(f"{where}: ({label}) names no check (\\checks{{...}})")
+        for number in cited:
+            check = checks.get(number)
+            if check is None:
+                problems.append(f"{where}: ({label}) names check {number}, which does not exist")
+            elif not any(isinstance(run.ref, dict) and run.ref.get("impl") == "torch" for run in check.runs):
+                problems.append(f"{where}: ({label}) names check {number}, which does not run torch's DDP")
+    assert not problems, "\n".join(problems)
+
+
+def test_every_check_against_torch_is_stated_by_a_contract_item():
+    from grading.checks import public_checks
+    cited = {number for _, _, numbers in contract_items() for number in numbers}
+    missing = [c.number for c in public_checks() if c.part in CONTRACT_PARTS and c.number not in cited]
+    assert not missing, f"checks that no contract item of the handout names (\\checks): {missing}"
+
+
+def main_text() -> str:
+    """The handout without its hints appendix, TeX escapes undone, all whitespace removed."""
+    text = ""
+    for path in tex_files():
+        with open(path, encoding="utf-8") as f:
+            text += f.read().split(HINTS)[0]
+    return re.sub(r"\s+", "", text.replace("\\_", "_").replace("\\{", "{").replace("\\}", "}"))
+
+
+def solution_lines() -> list[tuple[str, str]]:
+    """(file:line, code) of every statement line of every solution region, comments dropped."""
+    sys.path.insert(0, os.path.join(REPO, "tools"))
+    from markers import find_regions
+    lines = []
+    for entry in load_student_files(os.path.join(REPO, "solutions", "student_files.json")):
+        with open(os.path.join(REPO, "solutions", entry.path), encoding="utf-8") as f:
+            source = f.read()
+        numbered = source.splitlines()
+        for placed in find_regions(source, entry.path):
+            for number in range(placed.region.begin, placed.region.end - 1):
+                code = numbered[number].split("  #")[0].strip()
+                if code and not code.startswith("#"):
+                    lines.append((f"solutions/{entry.path}:{number + 1}", code))
+    return lines
+
+
+def leaked_lines(text: str) -> list[str]:
+    """The solution lines that ``text`` (as ``main_text`` gives it) contains."""
+    return [f"{where}: {code}" for where, code in solution_lines()
+            if len(re.sub(r"\s+", "", code)) >= MIN_LEAK_CHARS and re.sub(r"\s+", "", code) in text]
+
+
+def test_the_main_text_holds_no_line_of_the_reference_solution():
+    """The parts are contracts: a student cannot pass by copying the handout's sentences into code (the
+    step-by-step recipes live in the hints appendix, opened only when stuck)."""
+    assert len(solution_lines()) > 150, "too few solution lines found: is the region reader stale?"
+    leaked = leaked_lines(main_text())
+    assert not leaked, "the handout's main text holds lines of the reference solution:\n" + "\n".join(leaked)
+
+
+def test_a_recipe_in_the_main_text_would_be_found():
+    where, code = next((w, c) for w, c in solution_lines() if "prepare_for_backward(" in c and "reducer" in c)
+    assert leaked_lines(main_text() + re.sub(r"\s+", "", code)) == [f"{where}: {code}"]
+
+
 # -- numbers ----------------------------------------------------------------------------------------------------
 
 def test_generated_numbers_and_figure_data_match_the_reference_code():

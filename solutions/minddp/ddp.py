@@ -155,8 +155,11 @@ class DistributedDataParallel(nn.Module):
         # END SOLUTION
 
     def _note_ready(self, index: int, _param: torch.nn.Parameter) -> None:
-        if self.reducer.expect_autograd_hooks and index not in self.ready_order:
+        """A gradient is ready: note it if this is the first synchronised backward (the order to rebuild by)."""
+        # BEGIN SOLUTION  hint: Bonus B (handout §4.4): the last forward's synchronisation decides
+        if self.sync_buffers_next_forward and index not in self.ready_order:  # (set by a synchronised forward)
             self.ready_order.append(index)
+        # END SOLUTION
 
     def _rebuild_buckets(self) -> None:
         """Rebucket by rank 0's observed ready order (all ranks must agree on one assignment)."""

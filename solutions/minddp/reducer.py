@@ -1,19 +1,10 @@
 """Part 3 — the Reducer: bucketed, ordered, asynchronous all-reduce inside backward (lecture §2.3).
 
-The life of one synchronised iteration, in the lecture's names:
-
-1. ``prepare_for_backward`` (called by the wrapper's forward): every bucket's ``pending`` count is reset
-   to the number of gradients it waits for.
-2. ``autograd_hook(index)``: autograd calls it right after parameter ``index``'s gradient has been
-   accumulated into ``.grad``. The first hook of a backward also queues ``finalize_backward`` to run when
-   the autograd engine finishes.
-3. ``mark_variable_ready(index)``: copy the gradient into its slot of the bucket's flat buffer and count
-   the bucket down.
-4. ``mark_bucket_ready``: scale by 1/world_size and launch the async all-reduce (SUM) of every ready
-   bucket, strictly in bucket index order: bucket i+1 waits for bucket i's launch even if it filled first, because collectives pair up by
-   call order and every rank must launch the same bucket at the same position.
-5. ``finalize_backward``: wait for every bucket and copy the averaged values back into ``.grad``, so
-   ``loss.backward()`` returns with averaged gradients and the user calls nothing else.
+The checks drive a small interface (handout §3): the constructor (given the trainable parameters and the
+buckets of Part 2), ``build_buckets`` (again for Bonus B's rebuild), ``prepare_for_backward`` (every
+synchronised forward calls it), the per-parameter ``autograd_hook``, and ``finalize_backward`` at the end
+of a backward. What happens between the hook and the end of backward, and the state that makes it happen,
+is your design: the handout's contract (C1-C8) says what must be observable, and why.
 """
 
 from __future__ import annotations
@@ -31,7 +22,7 @@ UNFINISHED_REDUCTION = (
     "Expected to have finished reduction in the prior iteration before starting a new one. Some "
     "parameters received no gradient in the last backward, so their buckets never became ready. "
     "Construct DistributedDataParallel with find_unused_parameters=True if some parameters are unused. "
-    "(If every parameter did get a gradient: does prepare_for_backward reset each bucket's pending count?)")
+    "(If every parameter did get a gradient: does prepare_for_backward reset the per-iteration state?)")
 
 
 class GradBucket:
@@ -92,6 +83,7 @@ def weak_hook(method: Callable, index: int) -> Callable:
     return hook
 
 
+# BEGIN SOLUTION  design: what you keep per bucket (C1), if you want a record of your own.
 @dataclass
 class Bucket:
     """One flat buffer of gradients that is all-reduced at once."""
@@ -110,35 +102,39 @@ class Bucket:
             return self.future.wait()
         self.work.wait()  # all-reduce works in place
         return self.buffer
+# END SOLUTION
 
 
 class Reducer:
     """Synchronises the gradients of ``params`` across the process group, bucket by bucket.
 
     ``bucket_indices`` (from ``bucketing.compute_bucket_assignment``) lists each bucket's parameter
-    indices; bucket 0 is launched first.
+    indices, in the order they sit in the bucket; bucket 0 is launched first.
     """
 
     def __init__(self, params: Sequence[torch.nn.Parameter], bucket_indices: Sequence[Sequence[int]],
                  process_group: dist.ProcessGroup | None = None):
-        self.params = list(params)
+        self.params = list(params)  # "parameter index" always means an index into this list
         self.process_group = process_group
         self.world_size = dist.get_world_size(process_group)
-        self.comm_hook: CommHook | None = None
+        self.comm_hook: CommHook | None = None  # register_comm_hook
         self.comm_hook_state: Any = None
+        self.local_used: torch.Tensor | None = None  # Bonus A's usage bitmap (enable_usage_tracking)
+        # BEGIN SOLUTION  design: the state your Reducer keeps between calls (C1-C8).
         self.buckets: list[Bucket] = []
         self.locators: dict[int, tuple[int, int]] = {}  # parameter index -> (bucket, position in it)
-        self.build_buckets(bucket_indices)
         self.next_bucket = 0  # index of the next bucket to launch
         self.expect_autograd_hooks = False  # set by a synchronised forward, cleared by finalize_backward
         self.require_finalize = False  # a backward started reducing and has not finished
-        self.unused: list[int] = []  # parameters known unused in this iteration (find_unused_parameters)
-        self.local_used: torch.Tensor | None = None  # usage bitmap, only with find_unused_parameters
+        self.unused: list[int] = []  # parameters known unused in this iteration (Bonus A)
+        # END SOLUTION
+        self.build_buckets(bucket_indices)
         self.hook_handles = [param.register_post_accumulate_grad_hook(weak_hook(self.autograd_hook, i))
                              for i, param in enumerate(self.params)]
 
     def build_buckets(self, bucket_indices: Sequence[Sequence[int]]) -> None:
-        """Allocate one flat buffer per bucket, on the parameters' device, and locate each parameter."""
+        """(C1) One flat buffer per bucket, in its parameters' dtype and on their device; called again by
+        Bonus B's rebuild, it replaces the buckets."""
         # BEGIN SOLUTION
         self.buckets, self.locators = [], {}
         for bucket_index, indices in enumerate(bucket_indices):
@@ -165,25 +161,26 @@ class Reducer:
     # -- one iteration -------------------------------------------------------------------------------
 
     def prepare_for_backward(self, unused: Sequence[int] = ()) -> None:
-        """Reset per-iteration state before a synchronised backward; mark ``unused`` parameters ready."""
+        """A synchronised forward ran: the next backward reduces (C2, C5), unless the previous one never
+        finished its reduction (C8: raise ``RuntimeError(UNFINISHED_REDUCTION)``). Bonus A: the parameters
+        in ``unused`` get no gradient in this backward; they count as ready at once, with zeros."""
+        self.record_usage(unused)
+        # BEGIN SOLUTION
         if self.require_finalize:
             raise RuntimeError(UNFINISHED_REDUCTION)
-        # BEGIN SOLUTION
         for bucket in self.buckets:
             bucket.pending = len(bucket.variable_indices)
             bucket.work = bucket.future = None
         self.next_bucket = 0
         self.expect_autograd_hooks = True
-        # END SOLUTION
         self.unused = list(unused)
-        if self.local_used is not None:
-            self.local_used.fill_(1)
-            self.local_used[self.unused] = 0
         for index in self.unused:  # they will get no gradient: count them as ready now
             self.mark_variable_ready(index)
+        # END SOLUTION
 
     def autograd_hook(self, index: int, param: torch.nn.Parameter) -> None:
-        """Runs after ``param``'s gradient was accumulated into ``param.grad``."""
+        """Autograd calls this once per parameter per backward, right after ``param.grad`` holds the
+        parameter's gradient (C2, C5); the end of a reducing backward must run ``finalize_backward``."""
         # BEGIN SOLUTION
         if not self.expect_autograd_hooks:  # forward ran under no_sync() or no_grad: accumulate locally
             return
@@ -193,9 +190,9 @@ class Reducer:
         self.mark_variable_ready(index)
         # END SOLUTION
 
+    # BEGIN SOLUTION  design: your steps from a ready gradient to a launched bucket (C2, C3, C4, C7).
     def mark_variable_ready(self, index: int) -> None:
         """Copy parameter ``index``'s gradient into its slot of the bucket; count down."""
-        # BEGIN SOLUTION
         bucket_index, position = self.locators[index]
         bucket = self.buckets[bucket_index]
         grad, slot = self.params[index].grad, bucket.views[position]
@@ -206,19 +203,15 @@ class Reducer:
         bucket.pending -= 1
         if bucket.pending == 0:
             self.mark_bucket_ready(bucket_index)
-        # END SOLUTION
 
     def mark_bucket_ready(self, bucket_index: int) -> None:
         """Launch every ready bucket in index order, starting at ``next_bucket``."""
-        # BEGIN SOLUTION
         while self.next_bucket < len(self.buckets) and self.buckets[self.next_bucket].pending == 0:
             self.all_reduce_bucket(self.buckets[self.next_bucket])
             self.next_bucket += 1
-        # END SOLUTION
 
     def all_reduce_bucket(self, bucket: Bucket) -> None:
         """Start the asynchronous reduction of one bucket (the comm hook's, if one is registered)."""
-        # BEGIN SOLUTION
         if self.comm_hook is None:
             # x * (1/world_size), as torch does (x / 3 differs in the last bit): one multiply per bucket,
             # the same bits as multiplying each gradient while copying it in.
@@ -228,10 +221,13 @@ class Reducer:
             grad_bucket = GradBucket(bucket.index, bucket.buffer, [self.params[i] for i in bucket.variable_indices],
                                      is_last=bucket.index == len(self.buckets) - 1)
             bucket.future = self.comm_hook(self.comm_hook_state, grad_bucket)
-        # END SOLUTION
+    # END SOLUTION
 
     def finalize_backward(self) -> None:
-        """End of backward: wait for every bucket, write the averaged gradients back, reset."""
+        """The end of a reducing backward: when it returns, every ``.grad`` holds the average (C3, C4, C6),
+        or, if some bucket never filled, nothing is written back (C8). Bonus A: with usage tracking, call
+        ``all_reduce_usage()`` once and leave a parameter no rank used as it was."""
+        # BEGIN SOLUTION
         self.expect_autograd_hooks = False
         if self.next_bucket < len(self.buckets):
             # Some bucket never filled (an unused parameter): leave require_finalize set, so the next
@@ -240,7 +236,6 @@ class Reducer:
                 bucket.wait()
             return
         global_used = self.all_reduce_usage()
-        # BEGIN SOLUTION
         for bucket in self.buckets:
             reduced = bucket.wait()
             views = bucket.views if reduced is bucket.buffer else _unflatten_dense_tensors(reduced, bucket.views)
@@ -265,6 +260,12 @@ class Reducer:
         """Track which parameters each rank used; see ``all_reduce_usage``."""
         device = self.params[0].device if self.params else torch.device("cpu")
         self.local_used = torch.ones(len(self.params), dtype=torch.int32, device=device)
+
+    def record_usage(self, unused: Sequence[int]) -> None:
+        """This rank's usage bitmap for the coming backward: 1 = used here, 0 = in ``unused``."""
+        if self.local_used is not None:
+            self.local_used.fill_(1)
+            self.local_used[list(unused)] = 0
 
     def all_reduce_usage(self) -> torch.Tensor | None:
         """Sum the usage bitmaps of all ranks: a parameter with count 0 was used by no rank.

@@ -94,6 +94,61 @@ def test_every_function_keeps_its_name_and_only_regions_change():
     assert "def b():\n    return 2\n" in stub
 
 
+def test_design_regions_leave_only_a_comment_and_may_hold_whole_definitions():
+    stub, placed = make_stubs(textwrap.dedent('''
+        import dataclasses
+
+
+        # BEGIN SOLUTION  design: what you keep per bucket
+        @dataclasses.dataclass
+        class Record:
+            count: int
+
+            def done(self) -> bool:
+                return self.count == 0
+        # END SOLUTION
+
+
+        class Reducer:
+            def __init__(self):
+                self.params = []
+                # BEGIN SOLUTION  design: your state
+                self.records = []
+                # END SOLUTION
+                self.start()
+
+            def start(self):
+                # BEGIN SOLUTION
+                self.records.append(Record(1))
+                # END SOLUTION
+
+            # BEGIN SOLUTION  design: your helpers
+            def helper(self):
+                return self.records
+            # END SOLUTION
+        '''), FILE, 3, "3")
+    assert "# YOUR DESIGN (handout §3): what you keep per bucket\n" in stub
+    assert "        self.params = []\n        # YOUR DESIGN (handout §3): your state\n        self.start()" in stub
+    assert "    # YOUR DESIGN (handout §3): your helpers" in stub
+    assert "Record" not in stub and "helper(" not in stub and "records" not in stub
+    assert [s.qualname for s in find_stubs(stub, FILE)] == ["Reducer.start"]  # a design region raises nothing
+    assert [(p.qualname, p.defines) for p in placed] == [
+        ("<module>", ("Record.done",)), ("Reducer.__init__", ()), ("Reducer.start", ()),
+        ("Reducer", ("Reducer.helper",))]
+    ast.parse(stub)
+
+
+def test_a_design_region_may_not_empty_its_body():
+    with pytest.raises(MarkerError, match="does not compile"):
+        stubs_of('''
+            class C:
+                # BEGIN SOLUTION  design: everything
+                def f(self):
+                    return 1
+                # END SOLUTION
+            ''')
+
+
 MALFORMED = {
     "nested BEGIN": ('''
         def f():
