@@ -28,6 +28,7 @@ if __name__ == "__main__":  # run as a script: the runner's package
 
 from selftest.cases import (
     AT_END,
+    BLOCKING_ALLREDUCE,
     BUCKETING,
     DDP,
     PROCESS_GROUP,
@@ -963,13 +964,6 @@ def _no_control_characters(results: dict, isolated: bool) -> list:
 # 9-10. The hold-back probe's store key, persistence between checks
 # ============================================================================================================
 
-BLOCKING_ALLREDUCE = [
-    ("bucket.work = dist.all_reduce(bucket.buffer, group=self.process_group, async_op=True)",
-     "dist.all_reduce(bucket.buffer, group=self.process_group)  # blocks backward\n"
-     "            bucket.work = _Done()"),
-    ("\n\n@dataclass\nclass Bucket:", "\n\nclass _Done:\n    def wait(self):\n        return True\n"
-     "\n\n@dataclass\nclass Bucket:"),
-]
 DDP_INIT_START = "        super().__init__()\n        self.module = module\n"
 PREPARE_RESET = "        self.next_bucket = 0\n        self.expect_autograd_hooks = True\n"  # in prepare_for_backward
 SPOOF_PROBE = ("        store = dist.distributed_c10d._get_default_store()  # tell rank 1 rank 0 is done\n"

@@ -40,6 +40,14 @@ REDUCER_IMPORTS = "import torch.distributed as dist\n"
 # multiplies each gradient while copying it in drops this line)
 SCALE_BUCKET = "            bucket.buffer.mul_(1.0 / self.world_size)\n"
 PG_IMPORTS = "import torch.distributed as dist\n"
+BUCKET_CLASS = "@dataclass\nclass Bucket:\n"  # the reference's bucket record (a design region): code goes before it
+# The all-reduce issued synchronously from the hook (a mutant, and the base of attacks on the overlap probe).
+BLOCKING_ALLREDUCE = [
+    ("bucket.work = dist.all_reduce(bucket.buffer, group=self.process_group, async_op=True)",
+     "dist.all_reduce(bucket.buffer, group=self.process_group)  # blocks backward\n"
+     "            bucket.work = _Done()"),
+    (BUCKET_CLASS, "class _Done:\n    def wait(self):\n        return True\n\n\n" + BUCKET_CLASS),
+]
 
 
 @dataclass(frozen=True)

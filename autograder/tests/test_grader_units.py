@@ -255,3 +255,18 @@ def test_the_grader_fails_closed_when_isolation_cannot_be_set_up(tmp_path, monke
     assert code == 2 and data["score"] == 0.0 and data["tests"] == []
     assert data["output"].startswith("autograder error: isolation unavailable (the student uid cannot run this "
                                      "Python); student code was not run.")
+
+
+def test_every_self_test_submission_can_be_built(tmp_path):
+    """Every mutant, correct variant and case edits the current reference: an anchor that moved with a change of
+    the reference fails here, in `make check`, not half an hour into CI's grading of every submission. (Mutants
+    and variants must also compile; some cases are broken on purpose.)"""
+    from selftest import mutation, run
+    from selftest.cases import CASES
+    for sub in mutation.submissions():
+        folder = run.make_submission(sub.case(every_part=False), str(tmp_path / sub.name))
+        for path in sub.edits:
+            with open(os.path.join(folder, path), encoding="utf-8") as f:
+                compile(f.read(), f"{sub.name}: {path}", "exec")
+    for case in CASES:
+        run.make_submission(case, str(tmp_path / case.name))

@@ -114,7 +114,7 @@ class Reducer:
 
     def __init__(self, params: Sequence[torch.nn.Parameter], bucket_indices: Sequence[Sequence[int]],
                  process_group: dist.ProcessGroup | None = None):
-        self.params = list(params)  # "parameter index" always means an index into this list
+        self.params = list(params)
         self.process_group = process_group
         self.world_size = dist.get_world_size(process_group)
         self.comm_hook: CommHook | None = None  # register_comm_hook
