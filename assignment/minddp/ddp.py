@@ -38,7 +38,7 @@ def broadcast_tensors(tensors: Sequence[torch.Tensor], process_group: dist.Proce
 def find_used_parameters(outputs: Any) -> set[int]:
     """ids of the parameters that ``outputs`` depend on, found by walking the autograd graph back."""
     # YOUR CODE HERE: replace this raise.
-    # Hint: Bonus A (handout §4.3): walk grad_fn.next_functions; AccumulateGrad nodes have .variable
+    # Hint: Bonus A (handout §4.4)
     raise NotImplementedError("Part 4: find_used_parameters — see handout §4 (optional: bonus)")
 
 
@@ -108,17 +108,17 @@ class DistributedDataParallel(nn.Module):
     def _record_ready_order(self) -> None:
         """Note the order gradients become ready in the first synchronised backward."""
         # YOUR CODE HERE: replace this raise.
-        # Hint: Bonus B (handout §4.4): one more post-accumulate-grad hook per parameter
+        # Hint: Bonus B (handout §4.5)
         raise NotImplementedError("Part 4: DistributedDataParallel._record_ready_order — see handout §4 (optional: bonus)")
 
     def _note_ready(self, index: int, _param: torch.nn.Parameter) -> None:
         """A gradient is ready: note it if this is the first synchronised backward (the order to rebuild by)."""
         # YOUR CODE HERE: replace this raise.
-        # Hint: Bonus B (handout §4.4): the last forward's synchronisation decides
+        # Hint: Bonus B (handout §4.5)
         raise NotImplementedError("Part 4: DistributedDataParallel._note_ready — see handout §4 (optional: bonus)")
 
     def _rebuild_buckets(self) -> None:
         """Rebucket by rank 0's observed ready order (all ranks must agree on one assignment)."""
         # YOUR CODE HERE: replace this raise.
-        # Hint: Bonus B (handout §4.4): broadcast rank 0's order, then Reducer.build_buckets
+        # Hint: Bonus B (handout §4.5)
         raise NotImplementedError("Part 4: DistributedDataParallel._rebuild_buckets — see handout §4 (optional: bonus)")

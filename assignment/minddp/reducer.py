@@ -129,7 +129,7 @@ class Reducer:
     def prepare_for_backward(self, unused: Sequence[int] = ()) -> None:
         """A synchronised forward ran: the next backward reduces (C2, C5), unless the previous one never
         finished its reduction (C8: raise ``RuntimeError(UNFINISHED_REDUCTION)``). Bonus A: the parameters
-        in ``unused`` get no gradient in this backward; they count as ready at once, with zeros."""
+        in ``unused`` get no gradient in this backward; they count as ready at once (A1)."""
         self.record_usage(unused)
         # YOUR CODE HERE: replace this raise.
         raise NotImplementedError("Part 3: Reducer.prepare_for_backward — see handout §3")
@@ -171,5 +171,5 @@ class Reducer:
         if self.local_used is None:
             return None
         # YOUR CODE HERE: replace this raise.
-        # Hint: Bonus A (handout §4.3): all-reduce a copy of self.local_used (SUM)
+        # Hint: Bonus A (handout §4.4)
         raise NotImplementedError("Part 3: Reducer.all_reduce_usage — see handout §3 (optional: bonus)")

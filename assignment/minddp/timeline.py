@@ -94,7 +94,7 @@ def backward_ready_times(shapes_or_sizes: Sequence[ParamEntry], backward_time: f
     int or float).
     Assumptions: gradients are produced one at a time, in ``order`` (default: reverse registration
     order, the order DDP assumes), and each takes time proportional to its size (its element count, or
-    the int given). Returns a list indexed like ``shapes_or_sizes``; the last gradient in ``order`` is
+    the number given). Returns a list indexed like ``shapes_or_sizes``; the last gradient in ``order`` is
     ready at ``backward_time``.
     """
     sizes = param_numels(shapes_or_sizes)

@@ -142,6 +142,65 @@ def test_every_test_of_provided_code_is_named_in_the_handout():
     assert not named - tests, f"\\testname of tests that do not exist: {sorted(named - tests)}"
 
 
+# -- section numbers ------------------------------------------------------------------------------------------------
+
+SECTION_RE = re.compile(r"\\(section|subsection)(?:\[([^\]]*)\])?\{([^{}]*)|\\appendix\b|\\input\{([\w/-]+)\}")
+
+
+def handout_sections() -> dict[str, str]:
+    """Every number LaTeX gives a (sub)section, as the PDF shows it ("4", "4.5", "C.1"), with its title: the
+    document's \\input order, counting from 0 (``\\setcounter{section}{-1}``), letters after ``\\appendix``."""
+    numbers: dict[str, str] = {}
+    section, subsection, appendix = -1, 0, False
+
+    def walk(name: str) -> None:
+        nonlocal section, subsection, appendix
+        with open(os.path.join(HANDOUT, name + ".tex"), encoding="utf-8") as f:
+            text = f.read()
+        for match in SECTION_RE.finditer(text):
+            if match.group(4) is not None:
+                if not match.group(4).startswith("generated/") and match.group(4) != "style":
+                    walk(match.group(4))
+            elif match.group(0).startswith("\\appendix"):
+                appendix, section = True, 0
+            else:
+                if match.group(1) == "section":
+                    section, subsection = section + 1, 0
+                else:
+                    subsection += 1
+                head = chr(ord("A") + section - 1) if appendix else str(section)
+                numbers[head if match.group(1) == "section" else f"{head}.{subsection}"] = match.group(2) or match.group(3)
+    walk("handout")
+    return numbers
+
+
+def test_every_handout_section_the_release_cites_exists():
+    """Stubs, hints, messages and the README cite "handout §4.4": that section must exist, with that number."""
+    assert {"0", "3", "4.5", "C"} <= set(handout_sections()), "the section counter is stale"
+    cited = []
+    for root, _, names in os.walk(ASSIGNMENT):
+        for name in names:
+            if name.endswith((".py", ".md")):
+                with open(os.path.join(root, name), encoding="utf-8") as f:
+                    cited += [(f"assignment/{os.path.relpath(os.path.join(root, name), ASSIGNMENT)}", number)
+                              for number in re.findall(r"handout §([0-9A-Z]+(?:\.\d+)?)", f.read())]
+    assert cited, "no 'handout §' reference found: is the pattern stale?"
+    missing = sorted({f"{where}: §{number}" for where, number in cited
+                      if number not in handout_sections() and number != "N"})  # ("§N": a template's placeholder)
+    assert not missing, "sections the release cites that the handout does not have:\n" + "\n".join(missing)
+
+
+def test_the_bonus_stubs_cite_their_bonus_section():
+    sections = handout_sections()
+    wrong = []
+    for entry in load_student_files(os.path.join(ASSIGNMENT, "student_files.json")):
+        with open(os.path.join(ASSIGNMENT, entry.path), encoding="utf-8") as f:
+            for bonus, number in re.findall(r"Bonus ([AB]) \(handout §([\w.]+)\)", f.read()):
+                if not sections.get(number, "").startswith(f"Bonus {bonus}"):
+                    wrong.append(f"{entry.path}: Bonus {bonus} cites §{number} ({sections.get(number)!r})")
+    assert not wrong, "\n".join(wrong)
+
+
 # -- contracts, not recipes ---------------------------------------------------------------------------------------
 
 CONTRACT_RE = re.compile(r"\\begin\{contract\}\{(\w+)\}(.*?)\\end\{contract\}", re.S)

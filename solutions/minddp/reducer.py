@@ -163,7 +163,7 @@ class Reducer:
     def prepare_for_backward(self, unused: Sequence[int] = ()) -> None:
         """A synchronised forward ran: the next backward reduces (C2, C5), unless the previous one never
         finished its reduction (C8: raise ``RuntimeError(UNFINISHED_REDUCTION)``). Bonus A: the parameters
-        in ``unused`` get no gradient in this backward; they count as ready at once, with zeros."""
+        in ``unused`` get no gradient in this backward; they count as ready at once (A1)."""
         self.record_usage(unused)
         # BEGIN SOLUTION
         if self.require_finalize:
@@ -275,7 +275,7 @@ class Reducer:
         """
         if self.local_used is None:
             return None
-        # BEGIN SOLUTION  hint: Bonus A (handout §4.3): all-reduce a copy of self.local_used (SUM)
+        # BEGIN SOLUTION  hint: Bonus A (handout §4.4)
         global_used = self.local_used.clone()
         dist.all_reduce(global_used, group=self.process_group)
         return global_used.tolist()
