@@ -143,12 +143,16 @@ class Grader:
 
     def reference_of(self, run: Run) -> tuple[list | None, dict[str, list], float | None, float]:
         """(the reference's result, its results under each named mistake, seconds, peak MB of a worker)."""
-        calls = run.reference_calls()
-        if not calls:
+        keys = self.reference_keys(run)
+        if not keys:
             return None, {}, None, 0.0
-        found = {text: self.reference[Run(run.fn, kwargs, run.world_size).key()] for text, kwargs in calls.items()}
-        main_result, seconds, peak_mb = found.pop("")
-        return main_result, {text: r for text, (r, _, _) in found.items()}, seconds, peak_mb
+        main = keys.pop("")
+        return (self.reference.result(main), {text: self.reference.result(key) for text, key in keys.items()},
+                self.reference.seconds[main], self.reference.peak_mb[main])
+
+    def reference_keys(self, run: Run) -> dict[str, str]:
+        """{"" (the reference's answer) or a mistake: the key of that reference call}."""
+        return {text: Run(run.fn, kwargs, run.world_size).key() for text, kwargs in run.reference_calls().items()}
 
     # -- 6. the student pass ---------------------------------------------------------------------------------
     def student_pass(self) -> list[TestResult]:
@@ -240,7 +244,10 @@ class Grader:
                 continue
             for runs in self.runs_of(check).values():
                 for run in runs:
-                    total += 2 * self.reference.pool_start_s if run.fn == "launch" else (self.reference_of(run)[2] or 0.0)
+                    if run.fn == "launch":
+                        total += 2 * self.reference.pool_start_s
+                    elif run.reference_calls():
+                        total += self.reference.seconds[self.reference_keys(run)[""]]
         return PART_BUDGET_FLOOR_S + PART_BUDGET_FACTOR * total
 
     def entry(self, check: Check, kind: str, has_hidden: bool) -> TestResult:
@@ -432,7 +439,7 @@ def reference_only(source: str, cache: str) -> int:
     finally:
         os.chdir(cwd)
         remove_tree(workdir)
-    print(f"reference pass: {len(reference.results)} calls, {reference.how}; cache: {cache}")
+    print(f"reference pass: {len(reference.seconds)} calls, {reference.how}; cache: {cache}")
     return 0
 
 
