@@ -443,7 +443,21 @@ def reference_only(source: str, cache: str) -> int:
     return 0
 
 
+def map_large_blocks() -> None:
+    """Every block of 1 MB or more gets a mapping of its own, given back to the system when it is freed.
+    glibc's default raises that threshold to the size of the largest block freed (up to 32 MB), so the
+    grader's large transient buffers (a cached result of 25 MB, a worker's reply of 8 MB, their base64 text)
+    end in a heap that does not shrink: ~50 MB more at the peak of a grading. From 128 kB instead of 1 MB it
+    saves no more, and costs the grader a fifth more CPU."""
+    import ctypes
+    try:
+        ctypes.CDLL(None).mallopt(-3, 2**20)  # M_MMAP_THRESHOLD (glibc)
+    except AttributeError:
+        pass  # another C library, other rules
+
+
 def main(argv: list[str] | None = None) -> int:
+    map_large_blocks()
     parser = argparse.ArgumentParser(prog="python -m grader")
     parser.add_argument("--source", required=True, help="the autograder source folder")
     parser.add_argument("--submission", help="a folder or a .zip")
