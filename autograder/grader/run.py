@@ -28,6 +28,7 @@ import sys
 import tempfile
 import time
 import traceback
+from collections import Counter
 from dataclasses import dataclass, field
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -89,6 +90,10 @@ class Grader:
         self.notes: list[str] = []
         self.reference: ReferencePass | None = None
         self.cache: dict[tuple[str, str], list] = {}  # (variant, run key) -> the student's result
+        # Only runs that several checks make (Part 6's answers) are kept in the cache; any other result is dropped
+        # once judged (the largest are tens of MB, and the grader shares 768 MB with the workers).
+        made = Counter(run.key() for check in self.checks for runs in self.runs_of(check).values() for run in runs)
+        self.rerun = {key for key, count in made.items() if count > 1}
         self.part_failed: dict[str, bool] = {}
         self.timeouts: dict[str, int] = {}
         self.import_hangs: dict[str, str] = {}  # part -> the student file that never finished importing
@@ -262,33 +267,40 @@ class Grader:
     def first_failure(self, check: Check, runs: tuple[Run, ...], variant: Variant, pools: dict,
                       group: str) -> str | None:
         for run in runs:
-            ref, mistakes, ref_s, ref_mb = self.reference_of(run)
-            key = (variant.name, run.key())
-            if key not in self.cache:
-                try:
-                    kwargs = candidate_kwargs(run, ref, ref_s)
-                    self.cache[key] = (kwargs, self.launch(variant, run, kwargs) if run.fn == "launch" else
-                                       self.student_call(variant, run, kwargs, pools, deadline_s(ref_s),
-                                                         memory_cap_mb(ref_mb)))
-                except ScenarioError as error:
-                    if error.timed_out:
-                        self.timeouts[group] = self.timeouts.get(group, 0) + 1
-                        stuck = self.stuck_importing(error, variant)
-                        if stuck:  # every later run of the part imports it again, and would hang the same way
-                            self.import_hangs[group] = stuck
-                    return message(check, run, scenario_failure(error))
-                except LaunchFailed as error:
-                    if error.timed_out:
-                        self.timeouts[group] = self.timeouts.get(group, 0) + 1
-                    return message(check, run, str(error))
-                except Exception as error:  # whatever student code made happen is its failure, not the grader's
-                    return message(check, run, f"Your code could not be run to the end ({type(error).__name__}: "
-                                               f"{str(error)[:300]}).")
-            kwargs, got = self.cache[key]
-            verdict = judge(check, Outcome(run, got, ref, mistakes, kwargs))
+            verdict = self.verdict(check, run, variant, pools, group)
             if verdict:
                 return verdict
         return None
+
+    def verdict(self, check: Check, run: Run, variant: Variant, pools: dict, group: str) -> str | None:
+        """None if ``run`` passes, else the message. (Its results, the reference's and the student's, are not
+        held while the next run is made.)"""
+        ref, mistakes, ref_s, ref_mb = self.reference_of(run)
+        key = (variant.name, run.key())
+        if key in self.cache:
+            kwargs, got = self.cache[key]
+        else:
+            try:
+                kwargs = candidate_kwargs(run, ref, ref_s)
+                got = self.launch(variant, run, kwargs) if run.fn == "launch" else \
+                    self.student_call(variant, run, kwargs, pools, deadline_s(ref_s), memory_cap_mb(ref_mb))
+            except ScenarioError as error:
+                if error.timed_out:
+                    self.timeouts[group] = self.timeouts.get(group, 0) + 1
+                    stuck = self.stuck_importing(error, variant)
+                    if stuck:  # every later run of the part imports it again, and would hang the same way
+                        self.import_hangs[group] = stuck
+                return message(check, run, scenario_failure(error))
+            except LaunchFailed as error:
+                if error.timed_out:
+                    self.timeouts[group] = self.timeouts.get(group, 0) + 1
+                return message(check, run, str(error))
+            except Exception as error:  # whatever student code made happen is its failure, not the grader's
+                return message(check, run, f"Your code could not be run to the end ({type(error).__name__}: "
+                                           f"{str(error)[:300]}).")
+            if key[1] in self.rerun:
+                self.cache[key] = (kwargs, got)
+        return judge(check, Outcome(run, got, ref, mistakes, kwargs))
 
     def stuck_importing(self, error: ScenarioError, variant: Variant) -> str | None:
         """The student file a timed-out rank was still importing (a module-level frame of it on the stack
