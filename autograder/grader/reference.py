@@ -15,10 +15,10 @@ fast this machine is now compared with when the cache was made; every cached tim
 down), so a deadline still comes from a measurement made in this grading (``checks.deadline_s``).
 
 The cache is JSON lines: first an index, ``{"fingerprint", "pool_start_s", "calls": {call_id(key): [offset,
-length, seconds, peak MB]}}``, then each call's result on a line of its own (``offset`` and ``length`` in bytes, from
-the end of the index). A result is read when a check compares with it, and dropped after: the grader never
-holds the whole pass (38 MB of JSON, more once parsed) beside the student's workers in Gradescope's 768 MB.
-A pass computed here goes to the cache the same way, one result at a time.
+length, seconds, peak MB]}}``, then each call's result on a line of its own (``offset`` and ``length`` in
+bytes, from the end of the index). A result is read when a check compares with it, and dropped after: the
+grader never holds the whole pass (30 MB of JSON, more once parsed) beside the student's workers in
+Gradescope's 768 MB. A pass computed here goes to the cache the same way, one result at a time.
 """
 
 from __future__ import annotations

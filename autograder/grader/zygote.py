@@ -42,17 +42,17 @@ TRAPPED_CLASSES = (("torch.nn.parallel.distributed", "DistributedDataParallel"),
 SERVER_PATHS = tuple(p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p)
 
 
-# What a child changes in the modules it inherits, found once by the fork server (``scan_modules``): a child that
-# read every loaded module's namespace itself would touch, and so copy from the server, the memory pages of all
-# they hold (about 50 MB per worker, more than a scenario needs). Only modules of the standard library are
-# imported after the scan (by the server's loop), and they hold nothing of torch's DDP and no code under test.
+# What a child changes in the modules it inherits, found once by the fork server after its last import
+# (``scan_modules``): a child that read every loaded module's namespace itself would touch, and so copy from the
+# server, the memory pages of all they hold (~47 MB per worker, more than a scenario needs).
 TRAP_SITES: list[tuple[dict, str]] = []  # (a module's namespace, a name in it) holding one of TRAPPED_FUNCTIONS
 HOOK_MODULES: list[str] = []  # the loaded modules of torch's comm hooks: a child with traps drops them
 CODE_MODULES: list[str] = []  # loaded modules of code under test (minddp, answers): every child drops them
 
 
 def scan_modules() -> None:
-    """In the fork server, once, before its first fork: TRAP_SITES, HOOK_MODULES and CODE_MODULES."""
+    """In the fork server, once, before its first fork: TRAP_SITES, HOOK_MODULES and CODE_MODULES (no module is
+    imported between this and a child's setup: tests/test_zygote.py finds no alias left untrapped)."""
     trapped = {id(getattr(sys.modules[m], n)) for m, n in TRAPPED_FUNCTIONS if hasattr(sys.modules.get(m), n)}
     for module in list(sys.modules.values()):
         namespace = getattr(module, "__dict__", None)
