@@ -13,6 +13,12 @@ this machine would compute the very same bits:
 Otherwise the whole pass is computed again, exactly as without a cache. The canaries' times also say how
 fast this machine is now compared with when the cache was made; every cached time is scaled by that (never
 down), so a deadline still comes from a measurement made in this grading (``checks.deadline_s``).
+
+The cache is JSON lines: first an index, ``{"fingerprint", "pool_start_s", "calls": {call_id(key): [offset,
+length, seconds, peak MB]}}``, then each call's result on a line of its own (``offset`` and ``length`` in
+bytes, from the end of the index). A result is read when a check compares with it, and dropped after: the
+grader never holds the whole pass (30 MB of JSON, more once parsed) beside the student's workers in
+Gradescope's 768 MB. A pass computed here goes to the cache the same way, one result at a time.
 """
 
 from __future__ import annotations
@@ -21,15 +27,20 @@ import hashlib
 import json
 import os
 import platform
+import shutil
 import sys
+import tempfile
 import time
+from dataclasses import dataclass, field
 from importlib import metadata
+from typing import IO, Any
 
 from grading.checks import Run
 from grading.pool import ForkServer, WorkerPool, decode, encode_arrays
 
-CACHE_FORMAT = 2
+CACHE_FORMAT = 3
 CACHE_NAME = "reference-cache.json"  # in the autograder's source folder (root's alone on Gradescope)
+MAX_INDEX_BYTES = 2**20  # the index's line (~20 kB); a file of another format is not read further than this
 
 
 class MeasuringPool(WorkerPool):
@@ -95,6 +106,42 @@ def canaries(calls: dict[str, tuple[Run, dict, float]]) -> list[str]:
     return sorted(key for _, key in cheapest.values())
 
 
+def call_id(key: str) -> str:
+    """A call's name in the cache file: a hash of its key (the keys of Part 2's calls hold thousands of cases)."""
+    return hashlib.sha256(key.encode()).hexdigest()
+
+
+@dataclass
+class Lines:
+    """Results in a file, one JSON line each: ``index`` maps a call's ``call_id`` to [offset (from ``base``),
+    length, seconds, peak MB]; ``pool_start_s`` is the pass's, stored with it."""
+
+    file: IO[bytes]
+    base: int = 0
+    index: dict[str, list] = field(default_factory=dict)
+    pool_start_s: float = 0.0
+
+    def __contains__(self, key: str) -> bool:
+        return call_id(key) in self.index
+
+    def read(self, key: str) -> Any:
+        """The call's result as stored (tensors still encoded)."""
+        offset, length = self.index[call_id(key)][:2]
+        self.file.seek(self.base + offset)
+        return json.loads(self.file.read(length))
+
+    def times(self, key: str) -> tuple[float, float]:
+        """(seconds, peak MB) of the call."""
+        return tuple(self.index[call_id(key)][2:])
+
+    def append(self, key: str, result: Any, seconds: float, peak_mb: float) -> None:
+        line = json.dumps(encode_arrays(result)).encode()
+        offset = self.file.seek(0, os.SEEK_END) - self.base
+        self.file.write(line)
+        self.file.write(b"\n")  # (not joined to the line: a copy of up to 25 MB)
+        self.index[call_id(key)] = [offset, len(line), seconds, peak_mb]
+
+
 class ReferencePass:
     """The reference's result, time and peak memory for each call; see the module's docstring."""
 
@@ -106,12 +153,15 @@ class ReferencePass:
             for kwargs in run.reference_calls().values():
                 if run.fn != "launch":
                     self.calls.setdefault(Run(run.fn, kwargs, run.world_size).key(), (run, kwargs))
-        self.results: dict[str, tuple[list, float, float]] = {}  # call key -> (result, seconds, peak MB)
+        self.lines: Lines | None = None  # where the results are read from: the cache file, once ``run`` is done
+        self.seconds: dict[str, float] = {}  # call key -> seconds (a cached time scaled by the canaries)
+        self.peak_mb: dict[str, float] = {}  # call key -> the largest resident memory of a worker, MB
         self.pool_start_s = 0.0  # how long 2 trusted workers took to start (the launch's deadline)
         self.how = "computed"  # how the results were obtained, for staff (results.json's extra data)
 
-    def __getitem__(self, key: str) -> tuple[list, float, float]:
-        return self.results[key]
+    def result(self, key: str) -> Any:
+        """A call's result (tensors as numpy arrays), read from the cache file now."""
+        return decode(self.lines.read(key))
 
     def run(self, cache: str, source: str, verify: bool = True) -> None:
         """The results from ``cache`` if this machine reproduces it, else computed (and stored there).
@@ -119,58 +169,77 @@ class ReferencePass:
         the canaries and keeps the cached times as they are."""
         stored = self.load(cache, source)
         if stored is not None and not verify:
-            self.fill(stored["calls"], 1.0)
-            self.pool_start_s = stored["pool_start_s"]
+            self.use(stored, 1.0)
+            self.pool_start_s = stored.pool_start_s
             self.how = "cached: made on this machine for staff tools (not verified)"
             return
-        if stored is None:
-            self.compute(list(self.calls))
-        else:
-            calls = stored["calls"]
-            tried = canaries({k: (*self.calls[k], calls[k][1]) for k in self.calls})
-            self.compute(tried)
-            differ = [k for k in tried if json.dumps(encode_arrays(self.results[k][0]), sort_keys=True)
-                      != json.dumps(calls[k][0], sort_keys=True)]
-            if not differ:
-                then = sum(calls[k][1] for k in tried)
-                speed = max(1.0, sum(self.results[k][1] for k in tried) / then) if then > 0 else 1.0
-                self.fill(calls, speed)
-                self.how = f"cached: {len(tried)} canaries identical; cached times scaled by {speed:.2f}"
-                return
-            self.how = (f"computed: {len(differ)} of {len(tried)} canaries differ from the cache "
-                        f"(first: {differ[0][:120]})")
-            self.compute([k for k in self.calls if k not in self.results])
-        self.store(cache, source)
+        # What is computed here waits in a file of no name beside the cache (root's alone), not in memory.
+        with tempfile.TemporaryFile(dir=os.path.dirname(cache)) as scratch:
+            fresh = Lines(scratch)
+            if stored is None:
+                self.compute(list(self.calls), fresh)
+            else:
+                tried = canaries({k: (*self.calls[k], stored.times(k)[0]) for k in self.calls})
+                self.compute(tried, fresh)
+                differ = [k for k in tried if json.dumps(fresh.read(k), sort_keys=True)
+                          != json.dumps(stored.read(k), sort_keys=True)]
+                if not differ:
+                    then = sum(stored.times(k)[0] for k in tried)
+                    speed = max(1.0, sum(fresh.times(k)[0] for k in tried) / then) if then > 0 else 1.0
+                    self.use(stored, speed)
+                    for key in tried:  # (the canaries' bits are the cache's; their times are this grading's)
+                        self.seconds[key], self.peak_mb[key] = fresh.times(key)
+                    self.how = f"cached: {len(tried)} canaries identical; cached times scaled by {speed:.2f}"
+                    return
+                stored.file.close()
+                self.how = (f"computed: {len(differ)} of {len(tried)} canaries differ from the cache "
+                            f"(first: {differ[0][:120]})")
+                self.compute([k for k in self.calls if k not in fresh], fresh)
+            self.store(cache, source, fresh)
+        self.use(self.load(cache, source), 1.0)
 
-    def fill(self, calls: dict, speed: float) -> None:
+    def use(self, lines: Lines, speed: float) -> None:
+        self.lines = lines
         for key in self.calls:
-            if key not in self.results:
-                result, seconds, peak_mb = calls[key]
-                self.results[key] = (decode(result), seconds * speed, peak_mb)
+            seconds, peak_mb = lines.times(key)
+            self.seconds[key], self.peak_mb[key] = seconds * speed, peak_mb
 
-    def load(self, cache: str, source: str) -> dict | None:
+    def load(self, cache: str, source: str) -> Lines | None:
+        """The cache file's results, opened (the file read later is the one checked here), if it was made by
+        this grader on this kind of machine, is whole and has every call; else None."""
         try:
-            with open(cache, encoding="utf-8") as f:
-                data = json.load(f)
-        except (OSError, ValueError):
+            f = open(cache, "rb")
+        except OSError:
             return None
-        if data.get("fingerprint") != fingerprint(source) or not set(self.calls) <= set(data.get("calls", {})):
+        try:
+            index = json.loads(f.readline(MAX_INDEX_BYTES))
+            lines = Lines(f, f.tell(), index["calls"], index["pool_start_s"])
+            size = lines.base + sum(length + 1 for _, length, _, _ in lines.index.values())
+        except (ValueError, TypeError, KeyError):
+            index = None  # not this format (or not JSON at all)
+        if index is None or os.fstat(f.fileno()).st_size != size:
+            f.close()
+            return None
+        if index.get("fingerprint") != fingerprint(source) or not all(k in lines for k in self.calls):
+            f.close()
             self.how = "computed: the cache was made by another grader, torch or kind of CPU"
             return None
-        return data
+        return lines
 
-    def store(self, cache: str, source: str) -> None:
-        data = {"fingerprint": fingerprint(source), "pool_start_s": self.pool_start_s,
-                "calls": {k: [encode_arrays(r), t, m] for k, (r, t, m) in self.results.items()}}
+    def store(self, cache: str, source: str, fresh: Lines) -> None:
+        index = {"fingerprint": fingerprint(source), "pool_start_s": self.pool_start_s, "calls": fresh.index}
         tmp = cache + ".partial"
-        with open(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "w", encoding="utf-8") as f:
-            json.dump(data, f)
+        with open(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "wb") as f:
+            f.write(json.dumps(index).encode() + b"\n")
+            fresh.file.seek(0)
+            shutil.copyfileobj(fresh.file, f)
         os.replace(tmp, cache)
 
-    def compute(self, keys: list[str]) -> None:
+    def compute(self, keys: list[str], into: Lines) -> None:
         """Run these calls, one world size at a time (768 MB hold few workers), on ``self.server`` (a
         grading's fork server: its children are trusted unless a request jails them) or else on a fresh
-        fork server of the harness; how long 2 workers take to start is measured on the way."""
+        fork server of the harness, each result going to ``into`` as it comes; how long 2 workers take to
+        start is measured on the way."""
         server = self.server or ForkServer(paths=[self.harness], env=self.env)
         paths, setup = [self.reference_dir, self.harness], {"traps": False}  # torch's DDP is the oracle here
         pools: dict[int, WorkerPool] = {}
@@ -191,7 +260,8 @@ class ReferencePass:
                 pool = pools[run.world_size]
                 began, pool.peak_mb = time.monotonic(), 0.0
                 result = pool.run(f"grading.scenarios:{run.fn}", deadline_s=600.0, **kwargs)
-                self.results[key] = (result, time.monotonic() - began, pool.peak_mb)
+                into.append(key, result, time.monotonic() - began, pool.peak_mb)
+                result = None  # (not held while the next call runs)
         finally:
             for pool in pools.values():
                 pool.close()

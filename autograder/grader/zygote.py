@@ -42,6 +42,26 @@ TRAPPED_CLASSES = (("torch.nn.parallel.distributed", "DistributedDataParallel"),
 SERVER_PATHS = tuple(p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p)
 
 
+# What a child changes in the modules it inherits, found once by the fork server after its last import
+# (``scan_modules``): a child that read every loaded module's namespace itself would touch, and so copy from the
+# server, the memory pages of all they hold (~47 MB per worker, more than a scenario needs).
+TRAP_SITES: list[tuple[dict, str]] = []  # (a module's namespace, a name in it) holding one of TRAPPED_FUNCTIONS
+HOOK_MODULES: list[str] = []  # the loaded modules of torch's comm hooks: a child with traps drops them
+CODE_MODULES: list[str] = []  # loaded modules of code under test (minddp, answers): every child drops them
+
+
+def scan_modules() -> None:
+    """In the fork server, once, before its first fork: TRAP_SITES, HOOK_MODULES and CODE_MODULES (no module is
+    imported between this and a child's setup: tests/test_zygote.py finds no alias left untrapped)."""
+    trapped = {id(getattr(sys.modules[m], n)) for m, n in TRAPPED_FUNCTIONS if hasattr(sys.modules.get(m), n)}
+    for module in list(sys.modules.values()):
+        namespace = getattr(module, "__dict__", None)
+        if isinstance(namespace, dict):
+            TRAP_SITES.extend((namespace, name) for name, value in namespace.items() if id(value) in trapped)
+    HOOK_MODULES[:] = [n for n in sys.modules if n.startswith("torch.distributed.algorithms.ddp_comm_hooks")]
+    CODE_MODULES[:] = [n for n in sys.modules if n == "minddp" or n.startswith("minddp.") or n == "answers"]
+
+
 class BannedAPI(RuntimeError):
     pass
 
@@ -60,13 +80,10 @@ def install_traps(untrapped: list[str]) -> None:
         module = sys.modules.get(module_name)
         if module is not None and name not in untrapped and hasattr(module, name):
             originals[id(getattr(module, name))] = _trap(f"torch.distributed.{name}")
-    for module in list(sys.modules.values()):  # every alias: torch.distributed.X, distributed_c10d.X, ...
-        namespace = getattr(module, "__dict__", None)
-        if not isinstance(namespace, dict):
-            continue
-        for name, value in list(namespace.items()):
-            if id(value) in originals:
-                namespace[name] = originals[id(value)]
+    for namespace, name in TRAP_SITES:  # every alias: torch.distributed.X, distributed_c10d.X, ...
+        trap = originals.get(id(namespace.get(name)))
+        if trap is not None:
+            namespace[name] = trap
     for module_name, name in TRAPPED_CLASSES:
         cls = getattr(sys.modules.get(module_name), name, None)
         if cls is None or name in untrapped:
@@ -77,8 +94,8 @@ def install_traps(untrapped: list[str]) -> None:
                     setattr(cls, attribute, _trap(f"{cls.__module__}.{name}"))
                 except (TypeError, AttributeError):
                     pass
-    for name in [n for n in sys.modules if n.startswith("torch.distributed.algorithms.ddp_comm_hooks")]:
-        del sys.modules[name]
+    for name in HOOK_MODULES:
+        sys.modules.pop(name, None)
     sys.modules["torch.distributed.algorithms.ddp_comm_hooks"] = None  # importing it raises ImportError
 
 
@@ -95,8 +112,8 @@ def child_setup(setup: dict) -> None:
                                        if isinstance(v, list) else v for k, v in jail.items()}))
     if setup.get("traps", True):
         install_traps(setup.get("untrapped", []))
-    for name in [n for n in sys.modules if n == "minddp" or n.startswith("minddp.") or n == "answers"]:
-        del sys.modules[name]  # the code under test is the one in this child's paths
+    for name in CODE_MODULES:
+        sys.modules.pop(name, None)  # the code under test is the one in this child's paths
     return launch_main if setup.get("launch") else None
 
 
@@ -122,6 +139,7 @@ def server_setup() -> None:
     if "--network" in sys.argv:
         from grader import sandbox
         sandbox.enter_network_namespace()
+    scan_modules()
 
 
 class LaunchPool:

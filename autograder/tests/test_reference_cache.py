@@ -17,7 +17,7 @@ import pytest
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from grader.hidden import HIDDEN  # noqa: E402
-from grader.reference import CACHE_NAME, ReferencePass, canaries, fingerprint, source_digest  # noqa: E402
+from grader.reference import CACHE_NAME, ReferencePass, call_id, canaries, fingerprint, source_digest  # noqa: E402
 from grader.run import trusted_env  # noqa: E402
 from grading.checks import Run, public_checks  # noqa: E402
 
@@ -78,31 +78,54 @@ def test_a_grading_reuses_the_cache_after_its_canaries_agree(small_pass, tmp_pat
     shutil.copyfile(cache, copy)
     again = fresh(chosen, source, copy)
     assert again.how.startswith("cached: ") and "canaries identical" in again.how
-    tried = canaries({k: (*again.calls[k], made[k][1]) for k in again.calls})
+    tried = canaries({k: (*again.calls[k], made.seconds[k]) for k in again.calls})
     assert 0 < len(tried) < len(again.calls)
     for key in made.calls:
-        assert json.dumps(again[key][0], default=str) == json.dumps(made[key][0], default=str)
+        assert json.dumps(again.result(key), default=str) == json.dumps(made.result(key), default=str)
         if key not in tried:  # (a canary's time is its own, measured now)
-            assert again[key][1] >= made[key][1]  # cached times are scaled by this machine's speed, never down
+            assert again.seconds[key] >= made.seconds[key]  # cached times are scaled by this machine's speed, never down
+
+
+def read_cache(path: str) -> tuple[dict, dict]:
+    """(the index, {call id: result as stored}) of a cache file: an index line, then a line per call's result."""
+    with open(path, "rb") as f:
+        index = json.loads(f.readline())
+        body = f.read()
+    return index, {k: json.loads(body[offset:offset + length]) for k, (offset, length, _, _) in index["calls"].items()}
+
+
+def write_cache(path: str, index: dict, results: dict) -> None:
+    lines = [json.dumps(results[k]).encode() for k in index["calls"]]
+    offset = 0
+    for entry, line in zip(index["calls"].values(), lines, strict=True):
+        entry[:2] = [offset, len(line)]
+        offset += len(line) + 1
+    with open(path, "wb") as f:
+        f.write(json.dumps(index).encode() + b"\n" + b"".join(line + b"\n" for line in lines))
 
 
 def test_a_canary_whose_bits_differ_sends_the_whole_pass_back_to_be_computed(small_pass, tmp_path):
     chosen, source, cache, made = small_pass
-    with open(cache, encoding="utf-8") as f:
-        data = json.load(f)
-    tried = canaries({k: (*made.calls[k], data["calls"][k][1]) for k in made.calls})
-    poisoned = data["calls"][tried[0]][0]
-    poisoned[0]["param_sums"] = "not what this machine computes"
+    index, results = read_cache(cache)
+    tried = canaries({k: (*made.calls[k], index["calls"][call_id(k)][2]) for k in made.calls})
+    results[call_id(tried[0])][0]["param_sums"] = "not what this machine computes"
     other = next(k for k in made.calls if k not in tried)
-    data["calls"][other][0] = {"a result": "this machine would never give"}
+    results[call_id(other)] = {"a result": "this machine would never give"}
     copy = str(tmp_path / CACHE_NAME)
-    with open(copy, "w", encoding="utf-8") as f:
-        json.dump(data, f)
+    write_cache(copy, index, results)
     again = fresh(chosen, source, copy)
     assert again.how.startswith("computed: 1 of ") and "canaries differ" in again.how
-    assert again[other][0] != {"a result": "this machine would never give"}
-    with open(copy, encoding="utf-8") as f:
-        assert json.load(f)["calls"][other][0] != {"a result": "this machine would never give"}  # stored anew
+    assert again.result(other) != {"a result": "this machine would never give"}
+    assert read_cache(copy)[1][call_id(other)] != {"a result": "this machine would never give"}  # stored anew
+
+
+def test_a_cache_that_is_not_whole_is_not_used(small_pass, tmp_path):
+    chosen, source, cache, _ = small_pass
+    copy = str(tmp_path / CACHE_NAME)
+    with open(cache, "rb") as f, open(copy, "wb") as out:
+        out.write(f.read()[:-2])
+    again = fresh(chosen, source, copy)
+    assert again.how == "computed" and len(read_cache(copy)[1]) == len(again.calls)
 
 
 def test_a_cache_of_another_grader_is_not_used(small_pass, tmp_path):
@@ -120,4 +143,4 @@ def test_staff_tools_use_their_own_cache_as_it_is(small_pass, tmp_path):
     shutil.copyfile(cache, copy)
     again = fresh(chosen, source, copy, verify=False)
     assert again.how.startswith("cached: made on this machine for staff tools")
-    assert again.pool_start_s == made.pool_start_s and all(again[k][1] == made[k][1] for k in made.calls)
+    assert again.pool_start_s == made.pool_start_s and again.seconds == made.seconds

@@ -155,7 +155,8 @@ def _array(obj: dict):
 # -- the channel: one length-prefixed JSON message per request and per reply -----------------------------------
 
 def send_message(sock: socket.socket, payload: bytes) -> None:
-    sock.sendall(len(payload).to_bytes(8, "big") + payload)
+    sock.sendall(len(payload).to_bytes(8, "big"))
+    sock.sendall(payload)  # not joined to its header: a reply of tensors is megabytes, a copy as much again
 
 
 def recv_message(sock: socket.socket) -> bytes | None:

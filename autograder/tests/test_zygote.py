@@ -1,0 +1,54 @@
+"""The grader's fork server (grader/zygote.py): its children's traps on torch's DDP machinery, and what a
+child costs in memory (Gradescope: 768 MB for the grader, the fork server and up to 3 workers)."""
+
+from __future__ import annotations
+
+import os
+import sys
+
+AUTOGRADER = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+SOLUTIONS = os.path.join(os.path.dirname(AUTOGRADER), "solutions")
+sys.path.insert(0, AUTOGRADER)
+
+from grader.run import trusted_env  # noqa: E402
+from grader.zygote import TRAPPED_FUNCTIONS  # noqa: E402
+from grading.pool import ForkServer, WorkerPool  # noqa: E402
+
+# Run in a child of the fork server: its private memory before anything else, then every entry of a loaded
+# module's namespace that still holds one of torch's original functions, and whether the comm hooks import.
+PROBE = '''
+import sys
+
+
+def report(names):
+    with open("/proc/self/smaps_rollup") as f:
+        private_mb = sum(int(line.split()[1]) for line in f if line.startswith("Private_Dirty:")) / 1024
+    left = sorted(f"{module_name}.{name}" for module_name, module in list(sys.modules.items())
+                  for name, value in list(getattr(module, "__dict__", {}).items())
+                  if type(value).__name__ == "builtin_function_or_method" and value.__name__ in names)
+    try:
+        import torch.distributed.algorithms.ddp_comm_hooks  # noqa: F401
+        hooks = "imported"
+    except ImportError:
+        hooks = "ImportError"
+    return {"private_mb": private_mb, "left": left, "hooks": hooks}
+'''
+
+
+def test_children_trap_every_alias_and_copy_little_of_the_server(tmp_path):
+    (tmp_path / "trap_probe.py").write_text(PROBE)
+    names = [name for _, name in TRAPPED_FUNCTIONS]
+    server = ForkServer(module="grader.zygote", paths=[SOLUTIONS, AUTOGRADER], env=trusted_env())
+    try:
+        reports = {}
+        for untrapped in ([], ["_compute_bucket_assignment_by_size"]):
+            with WorkerPool(server, 1, paths=[str(tmp_path)], env=trusted_env(),
+                            setup={"untrapped": untrapped}) as pool:
+                reports[len(untrapped)] = pool.run("trap_probe:report", names=names)[0]
+    finally:
+        server.stop()
+    trapped, untrapped = reports[0], reports[1]
+    assert trapped["left"] == [] and trapped["hooks"] == "ImportError"
+    assert untrapped["left"] and all(n.endswith("._compute_bucket_assignment_by_size") for n in untrapped["left"])
+    # The server finds the traps' sites once: a child that read every loaded module itself copied ~50 MB.
+    assert trapped["private_mb"] < 25, trapped["private_mb"]
