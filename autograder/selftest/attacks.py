@@ -1278,18 +1278,18 @@ ATTACKS: list = [
          says={"2": "importing your minddp/bucketing.py never finished", "3": "did not finish",
                "5": "importing your minddp/timeline.py never finished",
                "6": "importing your answers.py never finished"},
-         check=all_of(tests_pass("1.1", "1.1h", "1.2", "1.2h", "1.3", "1.3h"), tests_fail("1.4"))),
+         check=all_of(tests_pass("1.1", "1.1h", "1.2", "1.2h", "1.3", "1.3h"), tests_fail("1.4")), waits=True),
     Case("slow-not-hanging", "bucketing.py takes 13 s per scenario run (under every deadline) and then fails: "
          "no run times out, so only the part's time budget (from the reference's own times) can stop it",
          edits={BUCKETING: stub(BUCKETING) + SLOW_BUCKETS}, zero=("2",),
-         says={"2": "used up its time"}),  # a part's time budget comes from the reference's own times
+         says={"2": "used up its time"}, waits=True),  # a part's time budget comes from the reference's own times
     Case("memory-after-reply", "rank 0 allocates 1 GiB in a thread right after it replied, while rank 1 "
          "still trains: the memory watch must look at every rank until all have replied",
          edits={REDUCER: [(AT_END, MEMORY_AFTER_REPLY),
                           ("        self.require_finalize = False\n        # END SOLUTION",
                            "        self.require_finalize = False\n        _after_finalize()\n        # END SOLUTION"),
                           (REDUCER_INIT_BODY, "        _report_hog()\n" + REDUCER_INIT_BODY)]},
-         full=(), says={"3": "memory"}, check=absent("UNMONITORED", why="a rank used 1 GiB unwatched")),
+         full=(), says={"3": "memory"}, check=absent("UNMONITORED", why="a rank used 1 GiB unwatched"), waits=True),
     Case("worker-log-fill", "every worker that imports timeline.py prints 8 MB (under the 32 MB cap): "
          "legitimate, but the logs must not stay on the host's disk after the grading (the runner reports "
          "whatever the grading leaves in its TMPDIR)",

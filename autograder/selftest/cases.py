@@ -73,6 +73,7 @@ class Case:
     check: Callable[[dict, bool], list] | None = None
     hostile: bool = True  # an attack or a hang (the self-test reports the slowest one's time)
     parts: tuple | None = None  # grade only these parts (``--parts``; None: all), the rest as the solutions'
+    waits: bool = False  # it waits out deadlines (a hang, a slow run): started first, so others fill the CPUs meanwhile
 
 
 # -- hostile code, as a student would paste it --------------------------------------------------------------
@@ -228,11 +229,11 @@ CASES = [
          says={"4": "minddp/ddp.py was not found", "A": "your own minddp/ddp.py", "top": "minddp/ddp.py"}),
     Case("infinite-loop", "Reducer.mark_bucket_ready spins forever (while True: pass)",
          edits={REDUCER: [(LAUNCH_LOOP, "        while True:\n            pass\n" + LAUNCH_LOOP)]},
-         zero=("3", "A", "B"), says={"3": "did not finish"}),
+         zero=("3", "A", "B"), says={"3": "did not finish"}, waits=True),
     Case("deadlock", "rank 0 launches an extra all_reduce in finalize_backward",
          edits={REDUCER: [(FINALIZE_BODY, "        if dist.get_rank() == 0:\n"
                                           "            dist.all_reduce(torch.zeros(1))\n" + FINALIZE_BODY)]},
-         zero=("3", "A", "B"), says={"3": "collective"}),
+         zero=("3", "A", "B"), says={"3": "collective"}, waits=True),
     Case("os-exit", "os._exit(1) inside the autograd hook",
          edits={REDUCER: [(HOOK_BODY, "        import os\n        os._exit(1)\n" + HOOK_BODY)]},
          zero=("3", "A", "B"), says={"3": "before it reported a result"}),
