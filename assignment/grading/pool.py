@@ -230,6 +230,23 @@ def parse_reply(payload: bytes) -> Any:
         raise ValueError(f"{type(error).__name__}: {str(error)[:200]}") from None
 
 
+def reply_outcome(rank: int, payload: bytes, log: str = "") -> Any:
+    """What a rank's message says: its result, or a RankFailure. A message must be ``{"ok": true, "result":
+    ...}`` or ``{"ok": false, "error": {"error", "message", "where"}}`` (``_error_report``); anything else is
+    "garbled". (Check 1.4's ranks, which torchrun starts, write the same message to a file.)"""
+    try:
+        reply = parse_reply(payload)
+    except ValueError as error:
+        return RankFailure(rank, "garbled", message=f"its reply was not what a scenario returns ({error})", log=log)
+    if isinstance(reply, dict) and reply.get("ok") is True and "result" in reply:
+        return reply["result"]
+    error = reply.get("error") if isinstance(reply, dict) and reply.get("ok") is False else None
+    if isinstance(error, dict) and all(isinstance(error.get(k), str) for k in ("error", "message", "where")):
+        return RankFailure(rank, "raised", error["error"][:200], error["message"][:TAIL_CHARS],
+                           error["where"][-2 * TAIL_CHARS:], log=log)
+    return RankFailure(rank, "garbled", message="its reply did not have the expected shape", log=log)
+
+
 def tail_of(path: str, limit: int = TAIL_CHARS) -> str:
     """The last ``limit`` characters of a file we opened (never follows what a worker could swap in)."""
     try:
@@ -589,19 +606,7 @@ class WorkerPool:
         if status == "too large":
             return RankFailure(rank, "garbled", message=f"its reply was larger than {MAX_REPLY_BYTES >> 20} MB",
                                log=self.log_tail(rank))
-        try:
-            reply = parse_reply(payload)
-        except ValueError as error:
-            return RankFailure(rank, "garbled", message=f"its reply was not what a scenario returns ({error})",
-                               log=self.log_tail(rank))
-        if isinstance(reply, dict) and reply.get("ok") is True and "result" in reply:
-            return reply["result"]
-        error = reply.get("error") if isinstance(reply, dict) and reply.get("ok") is False else None
-        if isinstance(error, dict) and all(isinstance(error.get(k), str) for k in ("error", "message", "where")):
-            return RankFailure(rank, "raised", error["error"][:200], error["message"][:TAIL_CHARS],
-                               error["where"][-2 * TAIL_CHARS:], log=self.log_tail(rank))
-        return RankFailure(rank, "garbled", message="its reply did not have the expected shape",
-                           log=self.log_tail(rank))
+        return reply_outcome(rank, payload, self.log_tail(rank))
 
     def _exited(self, rank: int) -> RankFailure:
         deadline = time.monotonic() + 5.0  # its channel closed first; the exit code follows shortly

@@ -5,8 +5,9 @@ number, report what this rank learned, leave.
 
     torchrun --standalone --nproc_per_node=2 tests/launch_probe.py OUT    # what `make test` runs: OUT/rank<r>.json
 
-On Gradescope the same ``probe`` runs in each rank of a launch with exactly the environment torchrun gives
-(``MINDDP_PROBE_VALUE``: the number each rank contributes; by default rank + 1).
+On Gradescope the same ``run`` runs in each rank of a launch with exactly the environment torchrun gives
+(``MINDDP_PROBE_VALUE``: the number each rank contributes; by default rank + 1), and sends the same message
+on the worker's channel that `make test` reads from OUT/rank<r>.json: so both print the same words.
 """
 
 import json
@@ -29,11 +30,21 @@ def probe(report) -> None:
     destroy_process_group()
 
 
-def write_report(report: dict) -> None:
+def run(send) -> None:
+    """``probe``, and its outcome sent once as a worker's message: {"ok": true, "result": report}, or
+    {"ok": false, "error": ...} if it raised (the traceback starts in ``probe``)."""
+    from grading.pool import _error_report
+    try:
+        probe(lambda report: send({"ok": True, "result": report}))
+    except BaseException as error:
+        send({"ok": False, "error": _error_report(error.with_traceback(error.__traceback__.tb_next))})
+
+
+def write_message(message: dict) -> None:
     with open(os.path.join(sys.argv[1], f"rank{os.environ['RANK']}.json"), "w") as f:
-        json.dump(report, f)
+        json.dump(message, f)
 
 
 if __name__ == "__main__":
-    probe(write_report)
+    run(write_message)
     os._exit(0)  # skip interpreter teardown, where gloo sometimes aborts after the work is done

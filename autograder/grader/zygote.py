@@ -118,20 +118,17 @@ def child_setup(setup: dict) -> None:
 
 
 def launch_main(fd: int, stack_fd: int) -> None:
-    """A rank of check 1.4's launch: run tests/launch_probe.py's ``probe`` (the student's init_process_group,
-    with torchrun's environment) and send its report, once, on the channel; then leave."""
+    """A rank of check 1.4's launch: tests/launch_probe.py's ``run`` (the student's init_process_group, with
+    torchrun's environment) sends its message, once, on the channel; then leave."""
     import faulthandler
     import json
     import socket
 
-    from grading.pool import _error_report, send_message
+    from grading.pool import send_message
     sock = socket.socket(fileno=fd)
     faulthandler.register(signal.SIGUSR1, file=os.fdopen(stack_fd, "w"), all_threads=True)
-    try:
-        import launch_probe
-        launch_probe.probe(lambda report: send_message(sock, json.dumps({"ok": True, "result": report}).encode()))
-    except BaseException as error:
-        send_message(sock, json.dumps({"ok": False, "error": _error_report(error)}).encode())
+    import launch_probe
+    launch_probe.run(lambda message: send_message(sock, json.dumps(message).encode()))
     os._exit(0)
 
 

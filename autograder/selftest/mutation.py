@@ -128,8 +128,8 @@ def verdict(sub: Submission, outcome: Outcome, baseline: dict) -> list[str]:
     return problems
 
 
-def local_message(sub: Submission, folder: str, number: str) -> str | None:
-    """What `make test` says for check ``number`` on this submission's files (None: it passes): the
+def local_message(folder: str, number: str) -> str | None:
+    """What `make test` says for check ``number`` on a graded submission's files (None: it passes): the
     release with the submission's files copied in, run by the students' own runner."""
     from selftest.run import REPO, student_paths
     sys.path.insert(0, os.path.join(REPO, "solutions"))

@@ -47,6 +47,6 @@ def test_make_test_says_what_gradescope_says(verdicts, name):
     sub, outcome, _ = verdicts[name]
     for number in sub.caught_by:
         entry = next(t for t in outcome.graded.results["tests"] if t["number"] == number)
-        local = mutation.local_message(sub, outcome.folder, number)
+        local = mutation.local_message(outcome.folder, number)
         assert local == entry["output"], (f"check {number} on {name}:\n--- make test says:\n{local}\n"
                                           f"--- Gradescope says:\n{entry['output']}")

@@ -49,6 +49,17 @@ def test_case(graded, name):
                             + f"\n\nthe grader's log ends with:\n{outcome.graded.log[-1500:]}")
 
 
+if any(c.name == "stubs" for c in SELECTED):  # (no test that could only skip)
+    def test_make_test_says_what_gradescope_says_of_the_launch(graded):
+        """One oracle for check 1.4 too: `make test` starts a real torchrun, Gradescope a jailed launch, and
+        both print the same message for the stubs' init_process_group (each rank writes the same message)."""
+        from selftest import mutation
+        outcome = graded[0]["stubs"]
+        entry = next(t for t in outcome.graded.results["tests"] if t["number"] == "1.4")
+        local = mutation.local_message(outcome.folder, "1.4")
+        assert local == entry["output"], f"--- make test says:\n{local}\n--- Gradescope says:\n{entry['output']}"
+
+
 def test_solutions_graded_identically(graded):
     runs = graded[1]
     assert len(runs) == SOLUTIONS_RUNS

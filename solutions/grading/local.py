@@ -8,13 +8,11 @@ in isolated processes; see handout §7.)
 
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 import sys
 import tempfile
 import time
-from typing import Any
 
 from grading.checks import (
     ANSWER,
@@ -28,7 +26,7 @@ from grading.checks import (
     message,
 )
 from grading.feedback import scenario_failure
-from grading.pool import ForkServer, ScenarioError, WorkerPool, tail_of
+from grading.pool import ForkServer, RankFailure, ScenarioError, WorkerPool, reply_outcome, tail_of
 
 MAX_REPORT_BYTES = 100_000
 
@@ -120,20 +118,26 @@ def launch(root: str, nproc: int, timeout_s: float = 120.0) -> list[dict]:
 
 
 def read_reports(folder: str, nproc: int, log_tail: str) -> list[dict]:
-    """Each rank's rank{r}.json, read safely: a regular file (never a link, a FIFO or a device), bounded."""
-    reports, missing = [], []
+    """Each rank's message in rank{r}.json (what a worker sends on its channel on Gradescope), read safely: a
+    regular file (never a link, a FIFO or a device), bounded. A rank that raised is a ScenarioError, worded
+    as Gradescope words it."""
+    outcomes, missing = {}, []
     for rank in range(nproc):
-        report = read_json_file(os.path.join(folder, f"rank{rank}.json"))
-        if report is None:
+        message = read_report_file(os.path.join(folder, f"rank{rank}.json"))
+        if message is None:
             missing.append(rank)
-        reports.append(report)
+        else:
+            outcomes[rank] = reply_outcome(rank, message, log_tail)
+    failures = [o for o in outcomes.values() if isinstance(o, RankFailure)]
+    if failures:
+        raise ScenarioError("torchrun launch", failures, finished=[r for r, o in outcomes.items() if o not in failures])
     if missing:
         raise LaunchFailed(f"Under torchrun, rank(s) {missing} did not report. The end of torchrun's output:\n{log_tail}")
-    return reports
+    return list(outcomes.values())
 
 
-def read_json_file(path: str, limit: int = MAX_REPORT_BYTES) -> Any:
-    """The JSON in ``path`` if it is a regular file of at most ``limit`` bytes; None otherwise."""
+def read_report_file(path: str, limit: int = MAX_REPORT_BYTES) -> bytes | None:
+    """The bytes of ``path`` if it is a regular file of at most ``limit`` bytes; None otherwise."""
     import stat
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
@@ -145,12 +149,7 @@ def read_json_file(path: str, limit: int = MAX_REPORT_BYTES) -> Any:
         data = os.read(fd, limit + 1)
     finally:
         os.close(fd)
-    if len(data) > limit:
-        return None
-    try:
-        return json.loads(data)
-    except ValueError:
-        return None
+    return data if len(data) <= limit else None
 
 
 def check_tests(part: str):
