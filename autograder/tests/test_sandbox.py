@@ -916,6 +916,24 @@ def test_identity_and_namespaces(uid):
     assert report["dumpable"] == 0 and report["pdeathsig"] == signal.SIGKILL
 
 
+def test_the_oom_killer_takes_a_jailed_process_first_and_it_cannot_change_that(uid):
+    def body():
+        sandbox.enter(jail(uid))
+        with open("/proc/self/oom_score_adj") as f:
+            adj = int(f.read())
+        try:
+            with open("/proc/self/oom_score_adj", "w") as f:
+                f.write("0")
+            lowered = "lowered"
+        except OSError as error:
+            lowered = error.errno
+        return {"adj": adj, "lowered": lowered}
+
+    report = in_child(body)
+    assert report["adj"] == sandbox.OOM_SCORE_ADJ
+    assert report["lowered"] in (errno.EROFS, errno.EACCES)  # the jail's /proc is read-only (the kernel refuses too)
+
+
 def test_jail_without_seccomp_then_install_seccomp(uid):
     def body():
         sandbox.enter(jail(uid, seccomp=False))  # e.g. a launcher that must start processes
