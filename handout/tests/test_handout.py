@@ -183,7 +183,7 @@ def test_every_handout_section_the_release_cites_exists():
             if name.endswith((".py", ".md")):
                 with open(os.path.join(root, name), encoding="utf-8") as f:
                     cited += [(f"assignment/{os.path.relpath(os.path.join(root, name), ASSIGNMENT)}", number)
-                              for number in re.findall(r"handout §([0-9A-Z]+(?:\.\d+)?)", f.read())]
+                              for number in re.findall(r"[Hh]andout §([0-9A-Z]+(?:\.\d+)?)", f.read())]
     assert cited, "no 'handout §' reference found: is the pattern stale?"
     missing = sorted({f"{where}: §{number}" for where, number in cited
                       if number not in handout_sections() and number != "N"})  # ("§N": a template's placeholder)
