@@ -1,6 +1,6 @@
 # GENERATED from solutions/minddp/bucketing.py by tools/assign.py (staff: edit that file, then `make assignment`).
 # Part 2, Gradient bucketing (handout §2): this is your copy; edit the stubs (each `raise NotImplementedError`).
-"""Part 2 — gradient bucketing (lecture §2.2).
+"""Part 2 — gradient bucketing (handout §2).
 
 Small all-reduces are slow, so DDP packs many gradients into one *bucket* and reduces a bucket at a time.
 The mapping from parameters to buckets is fixed before training:

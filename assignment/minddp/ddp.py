@@ -1,15 +1,15 @@
 # GENERATED from solutions/minddp/ddp.py by tools/assign.py (staff: edit that file, then `make assignment`).
 # Part 4, The DDP wrapper (handout §4): this is your copy; edit the stubs (each `raise NotImplementedError`).
-"""Part 4 — the DistributedDataParallel wrapper (lecture §1.2, §1.4, §4).
+"""Part 4 — the DistributedDataParallel wrapper (handout §4).
 
 ``DistributedDataParallel(model)`` is all a training script adds (non-intrusive): the wrapper
 
-* broadcasts rank 0's parameters and buffers at construction, so every replica starts identical (lecture §1.4);
+* broadcasts rank 0's parameters and buffers at construction, so every replica starts identical (handout §4.1);
 * buckets the trainable parameters and builds a ``Reducer`` whose hooks average gradients during
-  ``backward()`` (lecture §2);
-* broadcasts rank 0's buffers (e.g. BatchNorm running statistics) at the START of each forward (lecture §4.3);
-* offers ``no_sync()`` for gradient accumulation; the switch is read in FORWARD (lecture §4.1);
-* optionally finds parameters the forward did not use (``find_unused_parameters``, lecture §4.2, bonus) and
+  ``backward()`` (handout §3.1);
+* broadcasts rank 0's buffers (e.g. BatchNorm running statistics) at the START of each forward (handout §4.2);
+* offers ``no_sync()`` for gradient accumulation; the switch is read in FORWARD (handout §4.2);
+* optionally finds parameters the forward did not use (``find_unused_parameters``, handout §4.4, bonus) and
   rebuilds buckets in the gradient-ready order observed in the first iteration (bonus).
 """
 

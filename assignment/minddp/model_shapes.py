@@ -1,6 +1,6 @@
 # GENERATED from solutions/minddp/model_shapes.py by tools/assign.py (staff: edit that file, then `make assignment`).
 # Provided code: do not edit it by hand; the grader uses its own copy.
-"""Parameter shape tables of two real models, for the timeline model (lecture §3, §5).
+"""Parameter shape tables of two real models, for the timeline model (handout §5).
 
 The tables list ``(name, shape)`` in REGISTRATION order, i.e. the order ``model.named_parameters()``
 would yield them. They are built by arithmetic alone, so nothing is allocated and neither torchvision

@@ -1,6 +1,6 @@
 # GENERATED from solutions/minddp/process_group.py by tools/assign.py (staff: edit that file, then `make assignment`).
 # Part 1, The process group (handout §1): this is your copy; edit the stubs (each `raise NotImplementedError`).
-"""Part 1 — the process group (lecture §1.3).
+"""Part 1 — the process group (handout §1).
 
 Every DDP process runs the same script. A launcher (``torchrun``, or ``minddp.launch`` here) tells each
 process who it is through environment variables:

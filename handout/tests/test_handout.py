@@ -190,6 +190,19 @@ def test_every_handout_section_the_release_cites_exists():
     assert not missing, "sections the release cites that the handout does not have:\n" + "\n".join(missing)
 
 
+def test_the_release_cites_the_handout_only():
+    """One numbering scheme in the code students read: handout sections (they have the handout; a lecture
+    section number next to a handout one is a guess which document is meant)."""
+    lecture = []
+    for root, _, names in os.walk(ASSIGNMENT):
+        for name in names:
+            if name.endswith((".py", ".md")):
+                with open(os.path.join(root, name), encoding="utf-8") as f:
+                    lecture += [f"{os.path.relpath(os.path.join(root, name), ASSIGNMENT)}: {m}"
+                                for m in re.findall(r"[Ll]ecture(?:'s)? §[\w.]+", f.read())]
+    assert not lecture, "cite the handout's section instead:\n" + "\n".join(lecture)
+
+
 def test_the_bonus_stubs_cite_their_bonus_section():
     sections = handout_sections()
     wrong = []

@@ -1,4 +1,4 @@
-"""Part 2 — gradient bucketing (lecture §2.2).
+"""Part 2 — gradient bucketing (handout §2).
 
 Small all-reduces are slow, so DDP packs many gradients into one *bucket* and reduces a bucket at a time.
 The mapping from parameters to buckets is fixed before training:

@@ -14,7 +14,7 @@ from torch import nn
 
 
 class MLP(nn.Sequential):
-    """``layers`` Linear(width, width) with ReLU between them (lecture §2.2: 6 x Linear(512, 512))."""
+    """``layers`` Linear(width, width) with ReLU between them (the lecture's bucketing example: 6 x Linear(512, 512))."""
 
     def __init__(self, layers: int = 6, width: int = 512):
         blocks: list[nn.Module] = []
@@ -100,7 +100,7 @@ class TwoBranch(nn.Module):
 
 
 class Branchy(nn.Module):
-    """``b`` is used only when asked: unused parameters (lecture §4.2)."""
+    """``b`` is used only when asked: unused parameters (handout §4.4)."""
 
     def __init__(self, width: int = 16):
         super().__init__()

@@ -1,4 +1,4 @@
-"""Part 1 — the process group (lecture §1.3).
+"""Part 1 — the process group (handout §1).
 
 Every DDP process runs the same script. A launcher (``torchrun``, or ``minddp.launch`` here) tells each
 process who it is through environment variables:

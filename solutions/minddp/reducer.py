@@ -1,4 +1,4 @@
-"""Part 3 — the Reducer: bucketed, ordered, asynchronous all-reduce inside backward (lecture §2.3).
+"""Part 3 — the Reducer: bucketed, ordered, asynchronous all-reduce inside backward (handout §3).
 
 The checks drive a small interface (handout §3): the constructor (given the trainable parameters and the
 buckets of Part 2), ``build_buckets`` (again for Bonus B's rebuild), ``prepare_for_backward`` (every

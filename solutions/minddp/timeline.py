@@ -1,20 +1,20 @@
-"""Part 5 — the α-β timeline model of overlap and scaling (lecture §3 and §5).
+"""Part 5 — the α-β timeline model of overlap and scaling (handout §5).
 
-DDP's speed on a real cluster cannot be measured on a laptop, so we model it. The model (lecture §3.1):
+DDP's speed on a real cluster cannot be measured on a laptop, so we model it. The model (handout §5.1):
 
 * One COMPUTE stream runs backward and produces gradients one after another (by default in reverse
   registration order). A tensor's gradient takes time proportional to its element count, or to any
   per-tensor cost given instead; the model experiments use the forward MACs of each parameter
   (``model_shapes``), which is what reproduces the lecture's numbers.
 * One COMMUNICATION stream all-reduces the buckets one at a time, strictly in bucket index order
-  (every rank must launch the same collectives in the same order, lecture §2.3). A bucket may start once all its
+  (every rank must launch the same collectives in the same order, handout §3.1). A bucket may start once all its
   gradients are ready and the previous bucket has finished.
 * A ring all-reduce of n bytes on K ranks costs 2(K−1)α + 2(K−1)/K · n/β (the α-β model).
 * The two streams never slow each other down; copies into buckets, the optimizer step and stragglers
   are free.
 
-The lecture's §3 timelines cover backward + communication (a "step" there has no forward). Its §5 compares
-whole iterations, so it adds a forward pass that is never overlapped with anything.
+The lecture's timelines (handout §5.1) cover backward + communication (a "step" there has no forward). Its
+scaling figures (handout §5.4) compare whole iterations, so it adds a forward pass that is never overlapped.
 
 Times are in seconds and sizes in bytes, unless a name or docstring says otherwise.
 """
@@ -42,7 +42,7 @@ from minddp.model_shapes import (
 
 MB = 10**6  # the lecture's "25 MB" bucket is DECIMAL: 25e6 bytes splits ResNet-50 / BERT-large into
 #             4 / 48 buckets as the lecture says; 25 MiB would give 4 / 37 (see tests/test_timeline.py).
-ALPHA_S = 10e-6  # lecture §3: a fast interconnect, 10 µs per message ...
+ALPHA_S = 10e-6  # the lecture's (handout §5.1): a fast interconnect, 10 µs per message ...
 BETA_BYTES_PER_S = 10e9  # ... and 10 GB/s
 LECTURE_WORLD_SIZE = 16
 LECTURE_BUCKET_CAP_BYTES = 25 * MB
@@ -57,8 +57,9 @@ FP32 = torch.float32  # gradients are 4-byte floats
 # ``lecture_comparison()`` or run ``python -m minddp.timeline``.
 RESNET50_BACKWARD_S = 32.93e-3
 BERT_LARGE_BACKWARD_S = 178.6e-3
-# Lecture §5 counts whole iterations; forward costs half a backward (the usual 1:2 FLOP ratio). With it the
-# model reproduces the lecture's 1.20x / 2.26x weak-scaling slowdowns; without it they would be ~1.3x / ~2.9x.
+# The lecture's scaling figures count whole iterations (handout §A); forward costs half a backward (the usual
+# 1:2 FLOP ratio). With it the model reproduces the lecture's 1.20x / 2.26x weak-scaling slowdowns; without it
+# they would be ~1.3x / ~2.9x.
 FORWARD_PER_BACKWARD = 0.5
 
 CAP_SWEEP_BYTES = (0, 1 * MB, 2 * MB, 5 * MB, 10 * MB, 25 * MB, 50 * MB, 100 * MB, None)  # None: one bucket
@@ -182,7 +183,7 @@ _BUCKET_SYMBOLS = "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXY
 
 
 def ascii_timeline(timeline: StepTimeline, width: int = 64, title: str | None = None) -> str:
-    """Draw the two streams as in lecture §3.1; assumes the timeline is in seconds (printed in ms).
+    """Draw the two streams as in handout §5.1; assumes the timeline is in seconds (printed in ms).
 
     Column c stands for the instant in the middle of its 1/width share of the step. The comm row shows
     which bucket is being all-reduced then: 0-9, then a-z, A-Z (cycling after 62 buckets).
@@ -265,7 +266,7 @@ def bert_large_model() -> ModelSpec:
     return ModelSpec("BERT-large", bert_large_param_shapes(), BERT_LARGE_BACKWARD_S, bert_large_param_macs())
 
 
-# Experiments (lecture §3.2, §5): each returns plain data for the handout's tables and figures ---------------
+# Experiments (handout §5.3, §5.4): each returns plain data for the handout's tables and figures ---------------
 
 def bucket_cap_sweep(model: ModelSpec | None = None, world_size: int = LECTURE_WORLD_SIZE,
                      alpha: float = ALPHA_S, beta: float = BETA_BYTES_PER_S,
@@ -356,7 +357,7 @@ def registration_order_effect(model: ModelSpec | None = None, world_size: int = 
                               alpha: float = ALPHA_S, beta: float = BETA_BYTES_PER_S,
                               bucket_size_limits: Sequence[int] = (LECTURE_BUCKET_CAP_BYTES,),
                               seed: int = ORDER_SEED) -> dict:
-    """Step time when layers are registered in an order other than the one they compute in (lecture §3.2).
+    """Step time when layers are registered in an order other than the one they compute in (handout §5.3).
 
     Default model: BERT-large. Buckets follow the reverse of the (wrong) registration order; gradients
     still arrive in the true backward order. Returns ``{mode: {"num_buckets", "first_comm_start_s",
@@ -380,7 +381,7 @@ def iteration_time(model: ModelSpec, world_size: int, alpha: float = ALPHA_S,
                    beta: float = BETA_BYTES_PER_S,
                    bucket_size_limits: Sequence[int] = (LECTURE_BUCKET_CAP_BYTES,),
                    forward_time: float | None = None) -> float:
-    """One whole iteration (lecture §5): forward (default ``FORWARD_PER_BACKWARD`` x backward) + overlapped step.
+    """One whole iteration (handout §5.4): forward (default ``FORWARD_PER_BACKWARD`` x backward) + overlapped step.
 
     Assumes nothing overlaps the forward pass (DDP only overlaps communication with backward).
     """
@@ -393,7 +394,7 @@ def weak_scaling(model: ModelSpec | None = None, world_sizes: Sequence[int] = SC
                  alpha: float = ALPHA_S, beta: float = BETA_BYTES_PER_S,
                  bucket_size_limits: Sequence[int] = (LECTURE_BUCKET_CAP_BYTES,),
                  forward_time: float | None = None) -> list[dict]:
-    """Per-iteration time as ranks are added at a fixed per-rank batch (weak scaling, lecture §5).
+    """Per-iteration time as ranks are added at a fixed per-rank batch (weak scaling, handout §5.4).
 
     Returns ``[{"world_size", "iteration_s", "slowdown"}, ...]`` where slowdown is the iteration time
     over the single-rank one (which communicates nothing). Default model: ResNet-50.
