@@ -30,6 +30,7 @@ import os
 import shutil
 import sys
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -132,7 +133,8 @@ def local_message(folder: str, number: str) -> str | None:
     """What `make test` says for check ``number`` on a graded submission's files (None: it passes): the
     release with the submission's files copied in, run by the students' own runner."""
     from selftest.run import REPO, student_paths
-    sys.path.insert(0, os.path.join(REPO, "solutions"))
+    if os.path.join(REPO, "solutions") not in sys.path:
+        sys.path.insert(0, os.path.join(REPO, "solutions"))
     from grading.checks import public_checks
     from grading.local import CheckFailed, LocalRunner
     root = os.path.join(folder, "release")
@@ -148,6 +150,16 @@ def local_message(folder: str, number: str) -> str | None:
         return str(failure)
     finally:
         runner.close()
+
+
+def local_messages(rows: list[tuple[Submission, Outcome, list[str]]], jobs: int) -> dict[tuple[str, str], str | None]:
+    """``local_message`` for every check that catches a graded mutant, ``jobs`` mutants at a time (one mutant's
+    checks one after the other: they share its release folder): {(mutant, check number): message}."""
+    def ask(sub: Submission, outcome: Outcome) -> dict:
+        return {(sub.name, number): local_message(outcome.folder, number) for number in sub.caught_by}
+    mutants = [(sub, outcome) for sub, outcome, _ in rows if sub.kind == "mutants"]
+    with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
+        return {key: said for answers in pool.map(lambda m: ask(*m), mutants) for key, said in answers.items()}
 
 
 def failing(outcome: Outcome) -> list[str]:

@@ -15,6 +15,7 @@ import pytest
 from selftest import mutation
 
 CHOICE = os.environ.get("MUTANTS", "fast")
+JOBS = int(os.environ.get("SELFTEST_JOBS", "2"))
 SELECTED = mutation.submissions(None if CHOICE == "all" else list(mutation.FAST) if CHOICE == "fast"
                                 else CHOICE.split(","))
 
@@ -22,7 +23,7 @@ SELECTED = mutation.submissions(None if CHOICE == "all" else list(mutation.FAST)
 @pytest.fixture(scope="module")
 def verdicts(show, selftest_instance):
     began = time.monotonic()
-    rows = mutation.grade_all(selftest_instance, SELECTED, jobs=int(os.environ.get("SELFTEST_JOBS", "2")))
+    rows = mutation.grade_all(selftest_instance, SELECTED, jobs=JOBS)
     show(f"\n{mutation.table(rows)}\n{mutation.summary(rows, time.monotonic() - began)} (MUTANTS={CHOICE})\n")
     return {sub.name: (sub, outcome, problems) for sub, outcome, problems in rows}
 
@@ -40,13 +41,18 @@ def test_verdict(verdicts, name):
                           + "\n  - ".join(problems) + f"\n\nthe grader's log ends with:\n{outcome.graded.log[-1500:]}")
 
 
+@pytest.fixture(scope="module")
+def local_messages(verdicts):
+    return mutation.local_messages(list(verdicts.values()), jobs=JOBS)
+
+
 @pytest.mark.parametrize("name", [s.name for s in SELECTED if s.kind == "mutants"])
-def test_make_test_says_what_gradescope_says(verdicts, name):
+def test_make_test_says_what_gradescope_says(verdicts, local_messages, name):
     """One oracle: for the check that catches a mutant, the students' `make test` prints exactly the message
     Gradescope shows for the public inputs."""
     sub, outcome, _ = verdicts[name]
     for number in sub.caught_by:
         entry = next(t for t in outcome.graded.results["tests"] if t["number"] == number)
-        local = mutation.local_message(outcome.folder, number)
+        local = local_messages[name, number]
         assert local == entry["output"], (f"check {number} on {name}:\n--- make test says:\n{local}\n"
                                           f"--- Gradescope says:\n{entry['output']}")
