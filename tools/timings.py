@@ -2,7 +2,7 @@
 
     python tools/timings.py start NAME     # the Makefile, first line of a target's recipe
     python tools/timings.py stop NAME      # ... last line: records NAME's wall time in dist/timings.json
-    python tools/timings.py keep           # copy this machine's measurements to tools/timings.json (commit it)
+    python tools/timings.py keep           # this machine's measurements into tools/timings.json (commit it)
     python tools/timings.py readme         # rewrite the README's block of durations from tools/timings.json
     python tools/timings.py check          # exit 1 if the README's block is not what `readme` writes
 
@@ -87,6 +87,14 @@ def block(data: dict) -> str:
     return "\n".join([BEGIN, *rows, "", f"({where}; `make timings` after a run of `.ci/run` updates it)", END])
 
 
+def kept(old: dict, live: dict) -> dict:
+    """What `keep` commits: this machine's targets, over the kept ones measured on the same kind of machine (CI does
+    not run `make test`'s selection: its time stays from the last `make test`); another machine's are dropped."""
+    earlier = old.get("seconds", {}) if old.get("machine") == live.get("machine") else {}
+    return {"date": live.get("date"), "machine": live.get("machine"),
+            "seconds": {**earlier, **live.get("seconds", {})}}
+
+
 def readme_text(data: dict) -> str:
     with open(README, encoding="utf-8") as f:
         text = f.read()
@@ -101,8 +109,7 @@ def main(argv: list[str]) -> int:
         record(*argv)
         return 0
     if argv == ["keep"]:
-        live = load(LIVE)
-        save(KEPT, {k: v for k, v in live.items() if k != "started"})
+        save(KEPT, kept(load(KEPT), load(LIVE)))
         return 0
     if argv in (["readme"], ["check"]):
         wanted = readme_text(load(KEPT))

@@ -28,3 +28,12 @@ def test_the_selection_is_part_of_the_selftest_name(monkeypatch):
     monkeypatch.delenv("MUTANTS")
     assert timings.selection("selftest") == "selftest@other"
     assert timings.selection("unit") == "unit"
+
+
+def test_keep_updates_what_was_measured_and_keeps_the_rest_of_the_same_machine():
+    old = {"machine": "2 CPUs", "date": "2026-12-01", "seconds": {"selftest@fast": 130, "unit": 80}}
+    live = {"machine": "2 CPUs", "date": "2026-12-03", "seconds": {"unit": 60, "limits": 500}, "started": {"x": 1}}
+    assert timings.kept(old, live) == {"machine": "2 CPUs", "date": "2026-12-03",
+                                       "seconds": {"selftest@fast": 130, "unit": 60, "limits": 500}}
+    other = {**live, "machine": "8 CPUs"}
+    assert timings.kept(old, other)["seconds"] == {"unit": 60, "limits": 500}
