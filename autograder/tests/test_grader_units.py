@@ -270,3 +270,14 @@ def test_every_self_test_submission_can_be_built(tmp_path):
                 compile(f.read(), f"{sub.name}: {path}", "exec")
     for case in CASES:
         run.make_submission(case, str(tmp_path / case.name))
+
+
+def test_make_tests_torchrun_launch_leaves_nothing_in_tmp(tmp_path, monkeypatch):
+    """Check 1.4 under `make test` starts a real torchrun, which makes /tmp/torchelastic_* folders: they must go."""
+    import tempfile
+
+    from grading.local import launch
+    monkeypatch.setenv("TMPDIR", str(tmp_path))
+    monkeypatch.setattr(tempfile, "tempdir", None)  # gettempdir() reads TMPDIR again
+    assert len(launch(os.path.join(REPO, "solutions"), 2)) == 2
+    assert os.listdir(tmp_path) == []

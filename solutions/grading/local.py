@@ -104,7 +104,8 @@ def launch(root: str, nproc: int, timeout_s: float = 120.0) -> list[dict]:
     """Start ``torchrun --standalone --nproc_per_node=nproc tests/launch_probe.py`` on ``root``'s code and
     return each rank's report (LaunchFailed says what went wrong)."""
     with tempfile.TemporaryDirectory(prefix="minddp-launch-") as out:
-        env = {**os.environ, "PYTHONPATH": root, "OMP_NUM_THREADS": "1"}
+        # TMPDIR: torchrun's own files (/tmp/torchelastic_*) and the ranks' go with ``out``, not into /tmp for good.
+        env = {**os.environ, "PYTHONPATH": root, "OMP_NUM_THREADS": "1", "TMPDIR": out}
         command = [sys.executable, "-m", "torch.distributed.run", "--standalone", f"--nproc_per_node={nproc}",
                    os.path.join(root, "tests", "launch_probe.py"), out]
         log = os.path.join(out, "torchrun.log")
