@@ -174,16 +174,22 @@ def handout_sections() -> dict[str, str]:
     return numbers
 
 
-def test_every_handout_section_the_release_cites_exists():
-    """Stubs, hints, messages and the README cite "handout §4.4": that section must exist, with that number."""
-    assert {"0", "3", "4.5", "C"} <= set(handout_sections()), "the section counter is stale"
-    cited = []
+def release_citations(pattern: str) -> list[tuple[str, str]]:
+    """(file, match) for every match of ``pattern`` in the release's Python and Markdown files."""
+    found = []
     for root, _, names in os.walk(ASSIGNMENT):
         for name in names:
             if name.endswith((".py", ".md")):
-                with open(os.path.join(root, name), encoding="utf-8") as f:
-                    cited += [(f"assignment/{os.path.relpath(os.path.join(root, name), ASSIGNMENT)}", number)
-                              for number in re.findall(r"[Hh]andout §([0-9A-Z]+(?:\.\d+)?)", f.read())]
+                path = os.path.join(root, name)
+                with open(path, encoding="utf-8") as f:
+                    found += [(f"assignment/{os.path.relpath(path, ASSIGNMENT)}", m) for m in re.findall(pattern, f.read())]
+    return found
+
+
+def test_every_handout_section_the_release_cites_exists():
+    """Stubs, hints, messages and the README cite "handout §4.4": that section must exist, with that number."""
+    assert {"0", "3", "4.5", "C"} <= set(handout_sections()), "the section counter is stale"
+    cited = release_citations(r"[Hh]andout §([0-9A-Z]+(?:\.\d+)?)")
     assert cited, "no 'handout §' reference found: is the pattern stale?"
     missing = sorted({f"{where}: §{number}" for where, number in cited
                       if number not in handout_sections() and number != "N"})  # ("§N": a template's placeholder)
@@ -193,13 +199,7 @@ def test_every_handout_section_the_release_cites_exists():
 def test_the_release_cites_the_handout_only():
     """One numbering scheme in the code students read: handout sections (they have the handout; a lecture
     section number next to a handout one is a guess which document is meant)."""
-    lecture = []
-    for root, _, names in os.walk(ASSIGNMENT):
-        for name in names:
-            if name.endswith((".py", ".md")):
-                with open(os.path.join(root, name), encoding="utf-8") as f:
-                    lecture += [f"{os.path.relpath(os.path.join(root, name), ASSIGNMENT)}: {m}"
-                                for m in re.findall(r"[Ll]ecture(?:'s)? §[\w.]+", f.read())]
+    lecture = [f"{where}: {m}" for where, m in release_citations(r"[Ll]ecture(?:'s)? §[\w.]+")]
     assert not lecture, "cite the handout's section instead:\n" + "\n".join(lecture)
 
 
