@@ -6,7 +6,9 @@ instead (``standins.py``), so a mistake is not charged twice. A bonus is graded 
 ``BONUS_WORK``: no stand-in there, the bonus is the student's own work.
 
 Staff tools use the same table to grade only the parts a change can reach (``python -m grader --parts``):
-a part that reads none of the files a mutant edits grades exactly as the reference solution does.
+a part that reads none of the files a mutant edits grades exactly as the reference solution does. And to
+grade only the checks that must catch a mutant (``--checks``): those, plus every check of the parts their
+parts depend on, whose verdicts choose the code the named checks run (the student's file or a stand-in).
 """
 
 from __future__ import annotations
@@ -28,3 +30,25 @@ def parts_reading(paths: Iterable[str], file_of: Mapping[str, str]) -> tuple[str
     """The parts (in grading order) whose checks run at least one of ``paths``."""
     paths = set(paths)
     return tuple(p for p in PART_ORDER if files_read(p, file_of) & paths)
+
+
+def parts_in_full(checks: Iterable[str]) -> set[str]:
+    """The parts a grading of only ``checks`` grades in full: every part the checks' parts depend on."""
+    full: set[str] = set()
+    todo = [number.split(".")[0] for number in checks]
+    while todo:
+        for part in DEPENDS.get(todo.pop(), ()):
+            if part not in full:
+                full.add(part)
+                todo.append(part)
+    return full
+
+
+def in_scope(number: str, parts: Iterable[str] | None = None, checks: Iterable[str] | None = None) -> bool:
+    """Whether a grading limited to ``parts`` and ``checks`` (None: no limit, as on Gradescope) runs check
+    ``number`` ("3.1"; its hidden twin "3.1h" goes with it)."""
+    check = number[:-1] if number.endswith("h") else number
+    part = check.split(".")[0]
+    if parts is not None and part not in parts:
+        return False
+    return checks is None or check in checks or part in parts_in_full(checks)

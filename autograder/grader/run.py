@@ -35,7 +35,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 
 from grader import settings  # noqa: E402
 from grader.hidden import HIDDEN  # noqa: E402
-from grader.parts import BONUS_WORK, DEPENDS, PART_ORDER  # noqa: E402
+from grader.parts import BONUS_WORK, DEPENDS, PART_ORDER, in_scope  # noqa: E402
 from grader.reference import CACHE_NAME, ReferencePass  # noqa: E402
 from grader.results import TestResult, write_fallback, write_results  # noqa: E402
 from grader.stage import read_upload, stage  # noqa: E402
@@ -67,9 +67,11 @@ class Variant:
 
 
 class Grader:
-    def __init__(self, source: str, submission: str, workdir: str, isolate: bool, parts: tuple[str, ...] = PART_ORDER):
+    def __init__(self, source: str, submission: str, workdir: str, isolate: bool, parts: tuple[str, ...] = PART_ORDER,
+                 checks: tuple[str, ...] | None = None):
         self.source, self.workdir, self.isolate = source, workdir, isolate
         self.parts = parts  # staff tools may grade fewer (``--parts``); Gradescope grades them all
+        self.only = checks  # ... or fewer checks (``--checks``, grader/parts.py's in_scope)
         # Student workers read the harness and the staged code through read-only mounts: copies in the work
         # folder (root's, 0700) with modes they can read, whatever setup.sh did to the source folder.
         self.harness = os.path.join(workdir, "harness")
@@ -98,6 +100,8 @@ class Grader:
         self.timeouts: dict[str, int] = {}
         self.import_hangs: dict[str, str] = {}  # part -> the student file that never finished importing
         self.spent: dict[str, float] = {}  # seconds each part's checks took so far
+        self.budgets: dict[str, float] = {}  # part -> its time budget (from the reference's times)
+        self.keys: dict[int, dict[str, str]] = {}  # id of a Run (all live as long as the grading) -> its keys
         self.variants: dict[str, Variant] = {}
         self.uid = None
         self.server: ForkServer | None = None
@@ -156,14 +160,18 @@ class Grader:
                 self.reference.seconds[main], self.reference.peak_mb[main])
 
     def reference_keys(self, run: Run) -> dict[str, str]:
-        """{"" (the reference's answer) or a mistake: the key of that reference call}."""
-        return {text: Run(run.fn, kwargs, run.world_size).key() for text, kwargs in run.reference_calls().items()}
+        """{"" (the reference's answer) or a mistake: the key of that reference call}. Kept: a key is JSON of
+        the call's arguments, and making them again for every look-up cost a grading ~2.5 CPU-s."""
+        if id(run) not in self.keys:
+            self.keys[id(run)] = {text: Run(run.fn, kwargs, run.world_size).key()
+                                  for text, kwargs in run.reference_calls().items()}
+        return dict(self.keys[id(run)])
 
     # -- 6. the student pass ---------------------------------------------------------------------------------
     def student_pass(self) -> list[TestResult]:
         entries: list[TestResult] = []
         for part in [p for p in PART_ORDER if p in self.parts]:
-            for check in [c for c in self.checks if c.part == part]:
+            for check in [c for c in self.checks if c.part == part and in_scope(c.number, self.parts, self.only)]:
                 entries += self.grade_check(check)
             self.part_failed[part] = any(e.status != "passed" for e in entries if e.part == part)
         return entries
@@ -243,6 +251,11 @@ class Grader:
 
     def budget(self, group: str) -> float:
         """How long a part's checks may take in all: from the reference's time for every run of the part."""
+        if group not in self.budgets:
+            self.budgets[group] = self.part_budget(group)
+        return self.budgets[group]
+
+    def part_budget(self, group: str) -> float:
         total = 0.0
         for check in self.checks:
             if ("bonus" if check.bonus else check.part) != group:
@@ -482,10 +495,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--parts", help="staff tools: grade only these parts (comma-separated); the others are not "
                                         "listed and count as passed, as the reference solution's do (mutation.py: "
                                         "the parts that read none of a mutant's edited files, grader/parts.py)")
+    parser.add_argument("--checks", help="staff tools: grade only these checks (comma-separated numbers, e.g. 3.1,B.1; "
+                                         "their hidden twins too) and every check of the parts theirs depend on "
+                                         "(mutation.py: the checks that must catch a mutant, grader/parts.py)")
     args = parser.parse_args(argv)
     parts = PART_ORDER if args.parts is None else tuple(p.strip() for p in args.parts.split(",") if p.strip())
     if not parts or set(parts) - set(PART_ORDER):
         parser.error(f"--parts {args.parts!r}: name some of {', '.join(PART_ORDER)}")
+    checks = None if args.checks is None else tuple(c.strip() for c in args.checks.split(",") if c.strip())
+    known = {c.number for c in public_checks()}
+    if checks is not None and (not checks or set(checks) - known):
+        parser.error(f"--checks {args.checks!r}: name some of {', '.join(sorted(known))}")
     source = os.path.abspath(args.source)
     cache = os.path.abspath(args.reference_cache or os.path.join(source, CACHE_NAME))
     if args.reference_only:
@@ -512,7 +532,7 @@ def main(argv: list[str] | None = None) -> int:
     code, extra = 0, {"isolated": isolate is True}
     try:
         os.chdir(workdir)  # never in the source folder: a relative path must not reach it
-        grader = Grader(source, submission, workdir, isolate, parts)
+        grader = Grader(source, submission, workdir, isolate, parts, checks)
         grader.notes += notes
         grader.static_checks()
         grader.start_server()

@@ -73,6 +73,7 @@ class Case:
     check: Callable[[dict, bool], list] | None = None
     hostile: bool = True  # an attack or a hang (the self-test reports the slowest one's time)
     parts: tuple | None = None  # grade only these parts (``--parts``; None: all), the rest as the solutions'
+    checks: tuple | None = None  # ... and of them only these checks, with the parts they depend on (``--checks``)
     waits: bool = False  # it waits out deadlines (a hang, a slow run): graded in a slot of its own, beside the jobs
 
 

@@ -17,8 +17,11 @@ would have made (the edit formats of ``cases.py``: ``(old, new)`` pairs or a who
 Every submission is graded by the full pipeline (``python -m grader``, as ``run_autograder`` runs it), against
 one reference pass, with the grader's own deadlines, on the parts that read a file it edits
 (``grader/parts.py``; ``--parts``): every other part runs exactly the solutions' code, so it grades as theirs
-did. The table gives each submission's expected outcome, score, failing tests and whether the verdict is
-right; any wrong verdict exits 1.
+did. A mutant is graded on its ``CAUGHT_BY`` checks only (``--checks``), with every check of the parts those
+depend on: they decide the code the checks run (the mutant's file or a stand-in), so each named check runs
+exactly as in a whole grading, at a fifth of the cost (``--every-part`` grades everything the edits reach,
+for the full list of failing tests). The table gives each submission's expected outcome, score, the tests
+that failed among those graded and whether the verdict is right; any wrong verdict exits 1.
 """
 
 from __future__ import annotations
@@ -37,7 +40,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 if os.path.dirname(HERE) not in sys.path:
     sys.path.insert(0, os.path.dirname(HERE))
 
-from grader.parts import parts_reading  # noqa: E402
+from grader.parts import parts_in_full, parts_reading  # noqa: E402
 from selftest.cases import Case  # noqa: E402
 from selftest.run import Outcome, SelfTest, graded_in, part_of, student_files  # noqa: E402
 
@@ -59,7 +62,8 @@ class Submission:
     def case(self, every_part: bool = False) -> Case:
         """As a self-test case with no expectation of its own (``verdict`` judges it)."""
         return Case(f"{self.kind[0]}-{self.name}", self.about, edits=self.edits, full=(), hostile=False,
-                    parts=None if every_part else self.parts)
+                    parts=None if every_part else self.parts,
+                    checks=None if every_part or not self.caught_by else tuple(self.caught_by))
 
 
 def load(path: str, kind: str) -> Submission:
@@ -100,7 +104,7 @@ def verdict(sub: Submission, outcome: Outcome, baseline: dict) -> list[str]:
     if outcome.problems or outcome.graded.results is None:
         return outcome.problems or ["no results.json"]
     tests = {t["number"]: t for t in outcome.graded.results["tests"]}
-    baseline = {n: t for n, t in baseline.items() if graded_in(t, outcome.case.parts)}
+    baseline = {n: t for n, t in baseline.items() if graded_in(t, outcome.case)}
     if sub.kind == "correct":
         lost = [f"{n} ({t['status']}: {(t['output'].strip().splitlines() or [''])[0][:200]})"
                 for n, t in tests.items() if t["score"] < baseline[n]["score"]]
@@ -176,7 +180,7 @@ def grade_all(test: SelfTest, subs: list[Submission], jobs: int,
 
 
 def table(rows: list[tuple[Submission, Outcome, list[str]]]) -> str:
-    lines = [f"{'submission':<28} {'expected':<30} {'parts graded':<12} {'score':>6} {'time':>6}  "
+    lines = [f"{'submission':<28} {'expected':<30} {'graded':<12} {'score':>6} {'time':>6}  "
              f"{'failing tests':<24} verdict",
              f"{'-' * 28} {'-' * 30} {'-' * 12} {'-' * 6} {'-' * 6}  {'-' * 24} -------"]
     for sub, outcome, problems in rows:
@@ -185,6 +189,9 @@ def table(rows: list[tuple[Submission, Outcome, list[str]]]) -> str:
         score = "-" if outcome.score is None else f"{outcome.score:g}"
         fails = ",".join(failing(outcome)) or "-"
         parts = ",".join(outcome.case.parts or ["all"])
+        if outcome.case.checks:  # the named checks, then the parts graded in full beside them
+            parts = " +".join([",".join(outcome.case.checks),
+                               *sorted(parts_in_full(outcome.case.checks) & set(outcome.case.parts or ()))])
         lines.append(f"{sub.name:<28} {expected[:30]:<30} {parts:<12} {score:>6} {outcome.graded.seconds:5.1f}s  "
                      f"{fails[:24]:<24} {'RIGHT' if not problems else 'WRONG'}")
         lines += [f"{'':<28}   - {p}" for p in problems]
@@ -207,8 +214,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--only", help="comma-separated submission names (default: all)")
     parser.add_argument("--fast", action="store_true", help="only the subset `make test` grades")
     parser.add_argument("--jobs", type=int, default=2, help="submissions graded at the same time")
-    parser.add_argument("--every-part", action="store_true", help="grade every part, not only those that read an "
-                                                                   "edited file (a cross-check of grader/parts.py)")
+    parser.add_argument("--every-part", action="store_true", help="grade every check of every part, not only a "
+                                                                   "mutant's CAUGHT_BY checks in the parts that read "
+                                                                   "an edited file (a cross-check of grader/parts.py)")
     parser.add_argument("--keep", action="store_true", help="keep the work folder (graded folders, logs)")
     args = parser.parse_args(argv)
     subs = submissions(args.only.split(",") if args.only else list(FAST) if args.fast else None)

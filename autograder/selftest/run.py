@@ -50,6 +50,7 @@ if AUTOGRADER not in sys.path:
 
 from limits import Cgroup, hogs, stop_hogs  # noqa: E402
 
+from grader.parts import in_scope  # noqa: E402
 from selftest.cases import AT_END, CASES, FULL_REST, Case, Function  # noqa: E402
 
 CASE_TIMEOUT_S = 1800.0  # the runner's own limit per grading: only a grader bug can reach it
@@ -151,7 +152,8 @@ class Limits:
 
 
 def grade(source: str, submission: str, folder: str, cache: str | None, timeout_s: float = CASE_TIMEOUT_S,
-          python: str = sys.executable, limits: Limits = Limits(), parts: tuple | None = None) -> Graded:
+          python: str = sys.executable, limits: Limits = Limits(), parts: tuple | None = None,
+          checks: tuple | None = None) -> Graded:
     """Grade ``submission`` as run_autograder would, in ``folder`` laid out like /autograder."""
     case_source = os.path.join(folder, "source")
     shutil.copytree(source, case_source)  # a fresh copy: a hostile submission may litter it
@@ -162,6 +164,8 @@ def grade(source: str, submission: str, folder: str, cache: str | None, timeout_
         command += ["--reference-cache", cache]
     if parts is not None:
         command += ["--parts", ",".join(parts)]
+    if checks is not None:
+        command += ["--checks", ",".join(checks)]
     tag = uuid.uuid4().hex
     temp = os.path.join(folder, "tmp")  # the grader's TMPDIR: whatever it leaves there is a leak
     os.makedirs(temp)
@@ -263,10 +267,10 @@ def part_of(test: dict) -> str:
     return str(test.get("number", "?")).split(".")[0]
 
 
-def graded_in(test: dict, parts: tuple | None) -> bool:
-    """Whether a grading of ``parts`` (None: all, as Gradescope) lists ``test``; the integrity report (part
-    0) is in every grading."""
-    return parts is None or part_of(test) in (*parts, "0")
+def graded_in(test: dict, case: Case) -> bool:
+    """Whether a grading of ``case`` (its ``parts`` and ``checks``; None: all, as Gradescope) lists ``test``;
+    the integrity report (part 0) is in every grading."""
+    return part_of(test) == "0" or in_scope(str(test.get("number")), case.parts, case.checks)
 
 
 def is_isolated(results: dict) -> bool:
@@ -285,7 +289,7 @@ def expectation_problems(case: Case, results: dict, baseline: dict | None) -> li
     tests = results.get("tests", [])
     parts = sorted({part_of(t) for t in tests})
     if baseline is not None:
-        want = [(t["number"], t["name"]) for t in baseline["tests"] if graded_in(t, case.parts)]
+        want = [(t["number"], t["name"]) for t in baseline["tests"] if graded_in(t, case)]
         have = [(t.get("number"), t.get("name")) for t in tests]
         if have != want:
             missing = [w for w in want if w not in have]
@@ -372,7 +376,7 @@ class SelfTest:
             if os.path.exists(self.cache):
                 shutil.copyfile(self.cache, cache)  # each grading its own copy: nothing can spoil the next one's
         graded = grade(self.source, submission, folder, cache, python=self.python, limits=self.limits,
-                       parts=case.parts)
+                       parts=case.parts, checks=case.checks)
         if cached and os.path.exists(cache):
             if not os.path.exists(self.cache):
                 shutil.copyfile(cache, self.cache)  # the first grading computed the reference pass

@@ -281,3 +281,16 @@ def test_make_tests_torchrun_launch_leaves_nothing_in_tmp(tmp_path, monkeypatch)
     monkeypatch.setattr(tempfile, "tempdir", None)  # gettempdir() reads TMPDIR again
     assert len(launch(os.path.join(REPO, "solutions"), 2)) == 2
     assert os.listdir(tmp_path) == []
+
+
+@pytest.mark.parametrize("flag, value, says", [("--parts", "3,Z", "name some of 1, 2"),
+                                               ("--checks", "3.1,9.9", "name some of 1.1, 1.2")])
+def test_staff_scoping_flags_refuse_what_does_not_exist(flag, value, says, tmp_path, capsys):
+    """A typo in a staff tool's --parts or --checks stops with what exists: it never grades nothing and
+    calls that a pass."""
+    from grader.run import main
+    with pytest.raises(SystemExit) as stopped:
+        main(["--source", str(tmp_path), "--submission", str(tmp_path), "--results", str(tmp_path / "r.json"),
+              flag, value])
+    assert stopped.value.code == 2 and says in capsys.readouterr().err
+    assert not (tmp_path / "r.json").exists()

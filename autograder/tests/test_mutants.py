@@ -12,6 +12,7 @@ import time
 
 import pytest
 
+from grader.parts import parts_in_full
 from selftest import mutation
 
 CHOICE = os.environ.get("MUTANTS", "fast")
@@ -56,3 +57,19 @@ def test_make_test_says_what_gradescope_says(verdicts, local_messages, name):
         local = local_messages[name, number]
         assert local == entry["output"], (f"check {number} on {name}:\n--- make test says:\n{local}\n"
                                           f"--- Gradescope says:\n{entry['output']}")
+
+
+def test_a_mutant_graded_on_its_checks_gets_what_a_whole_grading_gives(verdicts, selftest_instance):
+    """mutation.py grades a mutant on its CAUGHT_BY checks only (``--checks``), with every check of the parts
+    those depend on: for the named checks (public and hidden inputs) that gives the very entries of a grading
+    of every part. Tried on the selected mutant whose checks depend on the most graded parts."""
+    mutants = [verdicts[s.name] for s in SELECTED if s.kind == "mutants"]
+    sub, outcome, _ = max(mutants, key=lambda m: len(parts_in_full(m[0].caught_by) & set(m[0].parts)))
+    whole = selftest_instance.grade_case(sub.case(every_part=True))
+
+    def named(results: dict) -> list:
+        return [{k: t.get(k) for k in ("number", "name", "score", "status", "output")} for t in results["tests"]
+                if t["number"].rstrip("h") in sub.caught_by]
+
+    assert outcome.case.checks == tuple(sub.caught_by) and whole.case.checks is None
+    assert named(outcome.graded.results) == named(whole.graded.results) != []

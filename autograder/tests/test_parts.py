@@ -20,7 +20,7 @@ REPO = os.path.dirname(AUTOGRADER)
 sys.path.insert(0, AUTOGRADER)
 sys.path.insert(0, os.path.join(REPO, "solutions"))
 
-from grader.parts import PART_ORDER, files_read, parts_reading  # noqa: E402
+from grader.parts import DEPENDS, PART_ORDER, files_read, in_scope, parts_in_full, parts_reading  # noqa: E402
 from grading.checks import public_checks  # noqa: E402
 from grading.local import CheckFailed, LocalRunner  # noqa: E402
 from selftest.run import student_files  # noqa: E402
@@ -34,6 +34,17 @@ def test_every_part_reads_its_own_file_and_parts_reading_inverts_it():
         assert path in files_read(part, FILE_OF)
         assert part in parts_reading([path], FILE_OF)
     assert parts_reading(["minddp/reducer.py"], FILE_OF) == ("3", "4", "A", "B")
+
+
+def test_a_grading_of_some_checks_grades_the_parts_they_depend_on_in_full():
+    numbers = [c.number for c in public_checks()]
+    reach = parts_reading(["minddp/reducer.py"], FILE_OF)
+    graded = [n for n in numbers if in_scope(n, reach, ("4.4",))]
+    assert graded == [n for n in numbers if n.split(".")[0] == "3"] + ["4.4"]  # part 4 reads Part 3's verdict
+    assert in_scope("4.4h", reach, ("4.4",)) and not in_scope("4.3", reach, ("4.4",))
+    assert not in_scope("2.1", reach, ("4.4",))  # Part 2 is a dependency, but outside the parts graded
+    assert parts_in_full(["B.1"]) == set(DEPENDS["B"]) and parts_in_full(["3.1"]) == set()
+    assert all(in_scope(n) and in_scope(n, PART_ORDER) for n in numbers)  # no limit: Gradescope's grading
 
 
 @pytest.mark.parametrize("part", PART_ORDER)

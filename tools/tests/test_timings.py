@@ -17,7 +17,7 @@ def test_a_tier_is_the_sum_of_its_targets_or_a_dash():
     text = timings.block({"seconds": seconds, "machine": "2 CPUs", "date": "2026-12-01"})
     assert "| `make check` | 45 s |" in text
     assert "| `make test` | 4 min |" in text  # 265 s (py310 is CI's, not make test's)
-    assert f"| `.ci/run` | {timings.DASH} |" in text  # selftest@all and limits were not measured
+    assert f"| `.ci/run` | {timings.DASH} |" in text  # selftest@all and ci-last were not measured
     assert "2 CPUs, 2026-12-01" in text
 
 
@@ -37,3 +37,23 @@ def test_keep_updates_what_was_measured_and_keeps_the_rest_of_the_same_machine()
                                        "seconds": {"selftest@fast": 130, "unit": 60, "limits": 500}}
     other = {**live, "machine": "8 CPUs"}
     assert timings.kept(old, other)["seconds"] == {"unit": 60, "limits": 500}
+
+
+def _record_many(names: list) -> None:
+    for name in names:
+        timings.record("start", name)
+        timings.record("stop", name)
+
+
+def test_targets_run_side_by_side_all_record_their_time(tmp_path, monkeypatch):
+    """`make ci-last` runs make targets at the same time: none may lose another's figure."""
+    import multiprocessing
+    monkeypatch.setattr(timings, "LIVE", str(tmp_path / "dist" / "timings.json"))
+    names = [[f"t{i}-{j}" for j in range(15)] for i in range(6)]
+    workers = [multiprocessing.get_context("fork").Process(target=_record_many, args=(n,)) for n in names]
+    for worker in workers:
+        worker.start()
+    for worker in workers:
+        worker.join()
+    recorded = timings.load(timings.LIVE)
+    assert sorted(recorded["seconds"]) == sorted(n for group in names for n in group) and not recorded["started"]
