@@ -41,7 +41,8 @@ ifeq ($(PYTHON310),)
 else
 	@$(MAKE) --no-print-directory $(VENV310)/.installed
 	cd solutions && ../$(VENV310)/bin/python -m pytest -p no:cacheprovider -q tests
-	$(VENV310)/bin/python autograder/build.py grade --expect 110
+	@root=$$(mktemp -d /tmp/minddp-py310-XXXXXX) && trap 'rm -rf "$$root"' EXIT && \
+	$(VENV310)/bin/python autograder/build.py grade --expect 110 --keep "$$root/autograder"
 endif
 	@$(TIMINGS) stop py310
 

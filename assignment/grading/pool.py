@@ -52,6 +52,11 @@ MAX_REPLY_TOKENS = 1_000_000  # JSON brackets and commas: a reply of millions of
 TENSOR_DTYPES = {"float16": 2, "bfloat16": 2, "float32": 4, "float64": 8, "int8": 1, "uint8": 1, "int16": 2,
                  "int32": 4, "int64": 8, "bool": 1}
 TAIL_CHARS = 2000  # of a log or a traceback, in a failure
+# A stuck rank's stack: faulthandler writes it frame by frame, the main thread last (the newest thread comes
+# first), and the main thread's outermost frame is runpy's, which started the fork server: once that line is
+# in the file the dump is whole. Read earlier, on a loaded machine, it may hold a frame or two.
+STACK_END = " in _run_module_as_main"
+STACK_WAIT_S = 10.0  # at most, for a rank whose dump never completes (say, it blocked the signal)
 # What the fork server imports before forking: every worker starts with it loaded.
 PRELOAD = ("torch", "torch.distributed", "numpy", "grading.scenarios")
 
@@ -620,9 +625,9 @@ class WorkerPool:
                 os.kill(self.pids[rank], signal.SIGUSR1)  # faulthandler dumps every thread's stack
             except ProcessLookupError:
                 pass
-        until = time.monotonic() + 2.0
-        while time.monotonic() < until and not all(tail_of(self.log_path(r, "stack")) for r in ranks):
-            time.sleep(0.02)  # bounded polling for the dump to appear, not synchronisation
+        until = time.monotonic() + STACK_WAIT_S
+        while time.monotonic() < until and not all(STACK_END in tail_of(self.log_path(r, "stack")) for r in ranks):
+            time.sleep(0.02)  # bounded polling for the whole dump to appear (STACK_END), not synchronisation
         return [RankFailure(r, "timeout", where=tail_of(self.log_path(r, "stack")) or "(no stack could be taken)",
                             log=self.log_tail(r)) for r in ranks]
 

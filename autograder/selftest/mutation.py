@@ -40,7 +40,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 if os.path.dirname(HERE) not in sys.path:
     sys.path.insert(0, os.path.dirname(HERE))
 
-from grader.parts import parts_in_full, parts_reading  # noqa: E402
+from grader.parts import PART_ORDER, parts_in_full, parts_reading  # noqa: E402
 from selftest.cases import Case  # noqa: E402
 from selftest.run import Outcome, SelfTest, graded_in, part_of, student_files  # noqa: E402
 
@@ -62,7 +62,7 @@ class Submission:
     def case(self, every_part: bool = False) -> Case:
         """As a self-test case with no expectation of its own (``verdict`` judges it)."""
         return Case(f"{self.kind[0]}-{self.name}", self.about, edits=self.edits, full=(), hostile=False,
-                    parts=None if every_part else self.parts,
+                    parts=PART_ORDER if every_part else self.parts,  # every part: also those run before its file
                     checks=None if every_part or not self.caught_by else tuple(self.caught_by))
 
 
@@ -133,12 +133,19 @@ def verdict(sub: Submission, outcome: Outcome, baseline: dict) -> list[str]:
     return problems
 
 
-def local_message(folder: str, number: str) -> str | None:
-    """What `make test` says for check ``number`` on a graded submission's files (None: it passes): the
-    release with the submission's files copied in, run by the students' own runner."""
-    from selftest.run import REPO, student_paths
+def harness() -> None:
+    """Make the students' harness (``grading``) importable here."""
+    from selftest.run import REPO
     if os.path.join(REPO, "solutions") not in sys.path:
         sys.path.insert(0, os.path.join(REPO, "solutions"))
+
+
+def local_message(folder: str, number: str, server=None) -> str | None:
+    """What `make test` says for check ``number`` on a graded submission's files (None: it passes): the
+    release with the submission's files copied in, run by the students' own runner (on ``server``, a fork
+    server of the release's, if given: it never imports the code under test, only its workers do)."""
+    from selftest.run import REPO, student_paths
+    harness()
     from grading.checks import public_checks
     from grading.local import CheckFailed, LocalRunner
     root = os.path.join(folder, "release")
@@ -146,7 +153,7 @@ def local_message(folder: str, number: str) -> str | None:
                     dirs_exist_ok=True)  # a mutant caught by two checks asks twice
     for path in student_paths():
         shutil.copyfile(os.path.join(folder, "submission", path), os.path.join(root, path))
-    runner = LocalRunner(root)
+    runner = LocalRunner(root, server=server)
     try:
         runner.check(next(c for c in public_checks() if c.number == number))
         return None
@@ -158,12 +165,23 @@ def local_message(folder: str, number: str) -> str | None:
 
 def local_messages(rows: list[tuple[Submission, Outcome, list[str]]], jobs: int) -> dict[tuple[str, str], str | None]:
     """``local_message`` for every check that catches a graded mutant, ``jobs`` mutants at a time (one mutant's
-    checks one after the other: they share its release folder): {(mutant, check number): message}."""
-    def ask(sub: Submission, outcome: Outcome) -> dict:
-        return {(sub.name, number): local_message(outcome.folder, number) for number in sub.caught_by}
+    checks one after the other: they share its release folder), each thread with one fork server for all its
+    mutants (torch imported ``jobs`` times, not once per mutant): {(mutant, check number): message}."""
+    from selftest.run import REPO
+    harness()
+    from grading.pool import ForkServer
+
+    def ask(mutants: list[tuple[Submission, Outcome]]) -> dict:
+        server = ForkServer(paths=[os.path.join(REPO, "assignment")])
+        try:
+            return {(sub.name, number): local_message(outcome.folder, number, server)
+                    for sub, outcome in mutants for number in sub.caught_by}
+        finally:
+            server.stop()
     mutants = [(sub, outcome) for sub, outcome, _ in rows if sub.kind == "mutants"]
-    with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
-        return {key: said for answers in pool.map(lambda m: ask(*m), mutants) for key, said in answers.items()}
+    shares = [mutants[i::max(1, jobs)] for i in range(max(1, jobs))]
+    with ThreadPoolExecutor(max_workers=len(shares)) as pool:
+        return {key: said for answers in pool.map(ask, shares) for key, said in answers.items()}
 
 
 def failing(outcome: Outcome) -> list[str]:

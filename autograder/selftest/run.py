@@ -40,7 +40,7 @@ import threading
 import time
 import uuid
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 AUTOGRADER = os.path.dirname(HERE)
@@ -50,7 +50,7 @@ if AUTOGRADER not in sys.path:
 
 from limits import Cgroup, hogs, stop_hogs  # noqa: E402
 
-from grader.parts import in_scope  # noqa: E402
+from grader.parts import PART_ORDER, in_scope, parts_reading  # noqa: E402
 from selftest.cases import AT_END, CASES, FULL_REST, Case, Function  # noqa: E402
 
 CASE_TIMEOUT_S = 1800.0  # the runner's own limit per grading: only a grader bug can reach it
@@ -131,6 +131,20 @@ def make_submission(case: Case, into: str) -> str:
         with open(target, "w", encoding="utf-8") as f:
             f.write(text)
     return into
+
+
+def scoped(case: Case) -> Case:
+    """The case as graded. One built on the solutions, with no exact score expected, skips the parts graded
+    before the first one that reads a file it edits (grader/parts.py, ``--parts``): they run only the
+    solutions' files, before any of the case's code has run, so they grade as the solutions' did (the
+    ``solutions`` case shows how). A case that expects something of one of those parts is graded whole."""
+    if case.parts is not None or case.start != "solutions" or case.score is not None or not case.edits:
+        return case
+    reach = parts_reading(case.edits, {str(f.part): f.path for f in student_files()})
+    skipped = PART_ORDER[:PART_ORDER.index(reach[0])] if reach else ()
+    if not skipped or set(skipped) & {*case.zero, *case.says}:
+        return case
+    return replace(case, parts=PART_ORDER[len(skipped):])
 
 
 # -- grading one submission ----------------------------------------------------------------------------------
@@ -368,6 +382,7 @@ class SelfTest:
         return path
 
     def grade_case(self, case: Case, cached: bool = True) -> Outcome:
+        case = scoped(case)
         folder = self.folder(case.name)
         submission = make_submission(case, os.path.join(folder, "submission"))
         cache = None
@@ -451,6 +466,8 @@ def table(outcomes: list[Outcome]) -> str:
             expected = ", ".join(p for p in (zero, full) if p)
         if c.check is not None:
             expected = (expected + " +check").strip()
+        if c.parts is not None and c.parts != PART_ORDER:
+            expected = f"[{c.parts[0]}-{c.parts[-1]}] {expected}"  # the parts graded (``scoped``)
         score = "-" if o.score is None else f"{o.score:g}"
         verdict = "PASS" if o.passed else "FAIL"
         rows.append(f"{c.name:<22} {expected:<34} {score:>6} {o.graded.seconds:5.1f}s  {verdict}")

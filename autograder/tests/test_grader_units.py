@@ -294,3 +294,21 @@ def test_staff_scoping_flags_refuse_what_does_not_exist(flag, value, says, tmp_p
               flag, value])
     assert stopped.value.code == 2 and says in capsys.readouterr().err
     assert not (tmp_path / "r.json").exists()
+
+
+def test_a_self_test_case_skips_only_the_parts_graded_before_its_files():
+    """selftest/run.py's ``scoped``: the parts before the first one that reads an edited file run only the
+    solutions' code, before any of the case's: skipped; anything else (a part expected to score 0 or to say
+    something, a case from the stubs or with an exact score, a mutant's own scope) is graded as declared."""
+    from grader.parts import PART_ORDER
+    from selftest.cases import CASES, Case
+    from selftest.run import scoped
+    reducer = {"minddp/reducer.py": [("a", "b")]}
+    assert scoped(Case("x", "", edits=reducer)).parts == ("3", "4", "5", "6", "A", "B")
+    assert scoped(Case("x", "", edits={"minddp/ddp.py": [], **reducer})).parts[0] == "3"
+    for whole in (Case("x", "", edits=reducer, says={"2": "text"}), Case("x", "", edits=reducer, zero=("1",)),
+                  Case("x", "", edits=reducer, start="stubs"), Case("x", "", edits=reducer, score=(0, 0)),
+                  Case("x", "", edits={"minddp/process_group.py": []}), Case("x", "", edits=reducer, parts=PART_ORDER)):
+        assert scoped(whole) == whole
+    solutions = next(c for c in CASES if c.name == "solutions")
+    assert scoped(solutions).parts is None

@@ -12,7 +12,7 @@ import time
 
 import pytest
 
-from grader.parts import parts_in_full
+from grader.parts import PART_ORDER, parts_in_full
 from selftest import mutation
 
 CHOICE = os.environ.get("MUTANTS", "fast")
@@ -71,5 +71,5 @@ def test_a_mutant_graded_on_its_checks_gets_what_a_whole_grading_gives(verdicts,
         return [{k: t.get(k) for k in ("number", "name", "score", "status", "output")} for t in results["tests"]
                 if t["number"].rstrip("h") in sub.caught_by]
 
-    assert outcome.case.checks == tuple(sub.caught_by) and whole.case.checks is None
+    assert outcome.case.checks == tuple(sub.caught_by) and whole.case.checks is None and whole.case.parts == PART_ORDER
     assert named(outcome.graded.results) == named(whole.graded.results) != []

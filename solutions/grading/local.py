@@ -36,15 +36,16 @@ class CheckFailed(AssertionError):
 
 
 class LocalRunner:
-    def __init__(self, root: str, expected: dict | None = None):
+    def __init__(self, root: str, expected: dict | None = None, server: ForkServer | None = None):
         self.root = os.path.abspath(root)
         self.expected = load_expected() if expected is None else expected
-        self.server: ForkServer | None = None
+        self.server = server  # staff tools hand one in, to run many folders with one import of torch
+        self.own_server = server is None  # ... and stop it themselves
         self.pools: dict[int, WorkerPool] = {}
 
     def pool(self, world_size: int) -> WorkerPool:
         if self.server is None or not self.server.alive():
-            self.server = ForkServer(paths=[self.root])
+            self.server, self.own_server = ForkServer(paths=[self.root]), True
             self.pools = {}
         if world_size not in self.pools:
             self.pools[world_size] = WorkerPool(self.server, world_size, paths=[self.root])
@@ -88,7 +89,7 @@ class LocalRunner:
     def close(self) -> None:
         for pool in self.pools.values():
             pool.close()
-        if self.server is not None:
+        if self.server is not None and self.own_server:
             self.server.stop()
 
 
