@@ -127,11 +127,10 @@ def test_the_summary_and_the_plots(regraded):
 
 def test_a_rerun_grades_nothing(regraded, export):
     out, _, _ = regraded
-    done, seconds = run_regrade(export, out)
+    done, _ = run_regrade(export, out)
     runs = [d for d in os.listdir(os.path.join(out, "runs")) if not d.startswith(".")]
     assert len(runs) == 1, f"the grader's source changed between the two runs (the tree was edited?): {runs}"
     assert "2 reused from an earlier run" in done.stdout and "graded now" not in done.stdout, done.stdout
-    assert seconds < 60, f"a rerun with nothing to grade took {seconds:.0f} s"
 
 
 def test_the_changed_list_of_real_gradings(regraded, tmp_path):
