@@ -14,6 +14,7 @@ different sets.
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import platform
@@ -60,7 +61,6 @@ def save(path: str, data: dict) -> None:
 
 
 def record(command: str, name: str) -> None:
-    import fcntl
     os.makedirs(os.path.dirname(LIVE), exist_ok=True)
     with open(LIVE + ".lock", "w") as lock:  # `make ci-last` runs targets side by side, each recording its time
         fcntl.flock(lock, fcntl.LOCK_EX)

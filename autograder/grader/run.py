@@ -155,9 +155,9 @@ class Grader:
         keys = self.reference_keys(run)
         if not keys:
             return None, {}, None, 0.0
-        main = keys.pop("")
-        return (self.reference.result(main), {text: self.reference.result(key) for text, key in keys.items()},
-                self.reference.seconds[main], self.reference.peak_mb[main])
+        main = keys[""]
+        mistakes = {text: self.reference.result(key) for text, key in keys.items() if text}
+        return self.reference.result(main), mistakes, self.reference.seconds[main], self.reference.peak_mb[main]
 
     def reference_keys(self, run: Run) -> dict[str, str]:
         """{"" (the reference's answer) or a mistake: the key of that reference call}. Kept: a key is JSON of
@@ -165,7 +165,7 @@ class Grader:
         if id(run) not in self.keys:
             self.keys[id(run)] = {text: Run(run.fn, kwargs, run.world_size).key()
                                   for text, kwargs in run.reference_calls().items()}
-        return dict(self.keys[id(run)])
+        return self.keys[id(run)]
 
     # -- 6. the student pass ---------------------------------------------------------------------------------
     def student_pass(self) -> list[TestResult]:

@@ -42,7 +42,7 @@ if os.path.dirname(HERE) not in sys.path:
 
 from grader.parts import PART_ORDER, parts_in_full, parts_reading  # noqa: E402
 from selftest.cases import Case  # noqa: E402
-from selftest.run import Outcome, SelfTest, graded_in, part_of, student_files  # noqa: E402
+from selftest.run import REPO, Outcome, SelfTest, files_by_part, graded_in, part_of, student_paths  # noqa: E402
 
 KINDS = ("mutants", "correct")
 # The subset `make test` grades (about a minute); CI and `make mutants` grade every submission.
@@ -77,7 +77,7 @@ def load(path: str, kind: str) -> Submission:
     problems += ["no EDITS"] if not getattr(module, "EDITS", None) else []
     problems += ["no CAUGHT_BY {test number: words}"] if kind == "mutants" and not caught_by else []
     problems += ["CAUGHT_BY in a correct variant"] if kind == "correct" and caught_by else []
-    reach = parts_reading(getattr(module, "EDITS", {}), {str(f.part): f.path for f in student_files()})
+    reach = parts_reading(getattr(module, "EDITS", {}), files_by_part())
     beyond = sorted({str(n).split(".")[0] for n in caught_by} - set(reach))
     problems += [f"CAUGHT_BY names part(s) {', '.join(beyond)}, whose checks run none of the edited files"] if beyond else []
     if problems:
@@ -135,7 +135,6 @@ def verdict(sub: Submission, outcome: Outcome, baseline: dict) -> list[str]:
 
 def harness() -> None:
     """Make the students' harness (``grading``) importable here."""
-    from selftest.run import REPO
     if os.path.join(REPO, "solutions") not in sys.path:
         sys.path.insert(0, os.path.join(REPO, "solutions"))
 
@@ -144,7 +143,6 @@ def local_message(folder: str, number: str, server=None) -> str | None:
     """What `make test` says for check ``number`` on a graded submission's files (None: it passes): the
     release with the submission's files copied in, run by the students' own runner (on ``server``, a fork
     server of the release's, if given: it never imports the code under test, only its workers do)."""
-    from selftest.run import REPO, student_paths
     harness()
     from grading.checks import public_checks
     from grading.local import CheckFailed, LocalRunner
@@ -167,7 +165,6 @@ def local_messages(rows: list[tuple[Submission, Outcome, list[str]]], jobs: int)
     """``local_message`` for every check that catches a graded mutant, ``jobs`` mutants at a time (one mutant's
     checks one after the other: they share its release folder), each thread with one fork server for all its
     mutants (torch imported ``jobs`` times, not once per mutant): {(mutant, check number): message}."""
-    from selftest.run import REPO
     harness()
     from grading.pool import ForkServer
 

@@ -71,6 +71,11 @@ def student_files() -> list:
     return load_student_files(os.path.join(REPO, "solutions", "student_files.json"))
 
 
+def files_by_part() -> dict[str, str]:
+    """{part: its student file's path}, as grader/parts.py's functions take it."""
+    return {str(f.part): f.path for f in student_files()}
+
+
 def student_paths() -> list[str]:
     return [entry.path for entry in student_files()]
 
@@ -140,7 +145,7 @@ def scoped(case: Case) -> Case:
     ``solutions`` case shows how). A case that expects something of one of those parts is graded whole."""
     if case.parts is not None or case.start != "solutions" or case.score is not None or not case.edits:
         return case
-    reach = parts_reading(case.edits, {str(f.part): f.path for f in student_files()})
+    reach = parts_reading(case.edits, files_by_part())
     skipped = PART_ORDER[:PART_ORDER.index(reach[0])] if reach else ()
     if not skipped or set(skipped) & {*case.zero, *case.says}:
         return case
