@@ -17,14 +17,15 @@ import uuid
 class Cgroup:
     """A cgroup with a CPU quota and a memory limit (None: none), and what it measured."""
 
-    def __init__(self, cpus: float, memory_mb: int | None):
-        name = f"minddp-limits-{uuid.uuid4().hex[:8]}"
+    def __init__(self, cpus: float | None, memory_mb: int | None):
+        self.name = name = f"minddp-limits-{uuid.uuid4().hex[:8]}"
         self.v2 = not os.path.isdir("/sys/fs/cgroup/memory") and os.path.exists("/sys/fs/cgroup/cgroup.controllers")
         period = 100_000
         if self.v2:
             self.dirs = {"all": os.path.join("/sys/fs/cgroup", name)}
             os.mkdir(self.dirs["all"])
-            self._write("all", "cpu.max", f"{int(cpus * period)} {period}")
+            if cpus:
+                self._write("all", "cpu.max", f"{int(cpus * period)} {period}")
             if memory_mb:
                 self._write("all", "memory.max", str(memory_mb * 2**20))
                 self._write("all", "memory.swap.max", "0", missing_ok=True)
@@ -32,8 +33,9 @@ class Cgroup:
             self.dirs = {c: os.path.join("/sys/fs/cgroup", c, name) for c in ("cpu", "cpuacct", "memory")}
             for path in dict.fromkeys(self.dirs.values()):
                 os.makedirs(path, exist_ok=True)
-            self._write("cpu", "cpu.cfs_period_us", str(period))
-            self._write("cpu", "cpu.cfs_quota_us", str(int(cpus * period)))
+            if cpus:
+                self._write("cpu", "cpu.cfs_period_us", str(period))
+                self._write("cpu", "cpu.cfs_quota_us", str(int(cpus * period)))
             if memory_mb:
                 self._write("memory", "memory.limit_in_bytes", str(memory_mb * 2**20))
                 self._write("memory", "memory.memsw.limit_in_bytes", str(memory_mb * 2**20), missing_ok=True)
@@ -94,6 +96,8 @@ class Cgroup:
                 try:
                     os.rmdir(path)
                     break
+                except FileNotFoundError:
+                    break  # removed already (runc removes the cgroups of a container it deletes)
                 except OSError:
                     time.sleep(0.1)  # the killed processes leave the cgroup asynchronously
 

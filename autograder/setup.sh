@@ -15,7 +15,13 @@ if ! python3 -m venv --help >/dev/null 2>&1 || ! python3 -c "import ensurepip" >
     apt-get update
     apt-get install -y --no-install-recommends python3-venv python3-pip
 fi
-python3 -m venv "$ROOT/venv"
+# The venv lives in the tree student workers are chrooted into where the container allows no mount namespace
+# (grader/jailtree.py), at the same path as outside, behind a symlink: the tree then needs no copy of it.
+JAIL="$ROOT/jail"
+mkdir -p "$JAIL$ROOT"
+chmod 755 "$JAIL" "$JAIL$ROOT"
+python3 -m venv "$JAIL$ROOT/venv"
+ln -sfn "jail$ROOT/venv" "$ROOT/venv"
 PIP="$ROOT/venv/bin/pip"
 if [ -n "$TORCH_INDEX_URL" ] && ! "$ROOT/venv/bin/python" -c "import sys, urllib.request; \
         urllib.request.urlopen(sys.argv[1].rstrip('/') + '/torch/', timeout=15)" "$TORCH_INDEX_URL" 2>/dev/null; then
@@ -52,8 +58,10 @@ if done.returncode != 0:
     sys.exit("setup.sh: an unprivileged process cannot import torch from this venv:\n" + done.stderr[-2000:])
 print(f"setup.sh: torch {done.stdout.strip()} (CPU build) imports as an unprivileged uid")
 EOF
-# The autograder's source (hidden inputs, reference solution) is root's alone; student workers see only the
-# harness and the skeleton, through read-only mounts the grader makes for them.
+# The autograder's source (hidden inputs, reference solution) is root's alone (the grader checks it again);
+# student workers see only the harness and the code to grade, copied or mounted read-only for them.
 chmod -R go-rwx "$ROOT/source"
+# The rest of the tree: the Python installation's import folders, the shared libraries they load, /etc.
+(cd "$ROOT/source" && "$ROOT/venv/bin/python" -m grader --source "$ROOT/source" --build-jail)
 # The reference pass, once, here: each grading then reuses it (after checking this machine reproduces it).
 (cd "$ROOT/source" && "$ROOT/venv/bin/python" -m grader --source "$ROOT/source" --reference-only)

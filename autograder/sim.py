@@ -1,18 +1,25 @@
 """`make gradescope-sim`: Gradescope, simulated on this machine, as strictly as it can be.
 
-    python autograder/sim.py [--root /autograder] [--submission solutions|stubs|PATH] [--cpus 0.5]
-                             [--memory-mb 768] [--hog N] [--torch-index URL] [--reuse-setup] [--expect SCORE]
+    python autograder/sim.py [--config docker|privileged] [--submission solutions|stubs|PATH] [--cpus 0.5]
+                             [--memory-mb 768] [--hog N] [--torch-index URL] [--image DIR] [--root DIR]
+                             [--reuse-setup] [--expect SCORE]
 
-1. builds dist/autograder.zip (`make autograder`) and unzips it into ROOT/source, as Gradescope does;
-2. runs ROOT/source/setup.sh as root (apt, a venv at ROOT/venv, torch from TORCH_INDEX_URL: the PyTorch CPU
-   index by default, `--torch-index ""` for pip's configured index where that index is unreachable);
-3. puts the submission in ROOT/submission and runs ROOT/source/run_autograder as root, inside a cgroup of
-   `--cpus` CPUs and `--memory-mb` MB (cgroup v1 or v2, whichever this machine has), optionally while
-   `--hog` processes spin on every core outside it;
-4. validates results.json against Gradescope's specification and prints wall time, CPU-seconds, peak
-   memory, OOM kills and the score (exit 1 on any problem, or on a score other than `--expect`).
+Two configurations of the room the autograder runs in:
 
-ROOT defaults to /autograder, like Gradescope; a ROOT not made by this tool is never touched.
+* ``docker`` (the default, Gradescope's): a container with Docker's defaults (``container.py``: Docker's 14
+  capabilities, no CAP_SYS_ADMIN; Docker's seccomp profile; cgroups read-only inside; a network namespace of
+  its own). setup.sh runs in it once, writing an image layer (kept in ``--image DIR`` for later runs), then
+  every grading runs in a fresh container from that image, as root, /autograder/{submission,results} bound
+  from this machine, inside a cgroup of ``--cpus`` CPUs and ``--memory-mb`` MB made outside it;
+* ``privileged`` (the former simulation: a VM or a privileged container): setup.sh and run_autograder as root
+  with every capability, in ``--root`` (default /autograder) on this machine, inside the same kind of cgroup.
+
+Either way: builds dist/autograder.zip (`make autograder`) and unzips it into ROOT/source as Gradescope does;
+runs setup.sh (apt, the venv, torch from TORCH_INDEX_URL: the PyTorch CPU index by default, ``--torch-index
+""`` for pip's configured index); places the submission; runs run_autograder, optionally while ``--hog``
+processes spin on every core outside it; validates results.json against Gradescope's specification and
+prints wall time, CPU-seconds, peak memory, OOM kills, the isolation the grader used and the score (exit 1 on
+any problem, or on a score other than ``--expect``).
 """
 
 from __future__ import annotations
@@ -61,17 +68,21 @@ def ancestors(path: str) -> list[str]:
     return chain
 
 
-def lay_out(root: str, archive: str, reuse_setup: bool) -> bool:
-    """ROOT/source from the zip, fresh submission/ and results/; True if setup.sh must run."""
+def lay_out(root: str, archive: str, reuse_setup: bool, check_reach: bool = True) -> bool:
+    """ROOT/source from the zip, fresh submission/ and results/; True if setup.sh must run. ``root`` is where
+    ROOT is on this machine (in the docker configuration: inside the image layer)."""
     if os.path.exists(root) and not os.path.exists(os.path.join(root, MARKER)):
         raise SystemExit(f"{root} exists and was not made by this tool: refusing to touch it (use --root)")
     stamp = setup_stamp(archive)
     setup_done = os.path.join(root, "venv", ".setup-done")
     needed = not (reuse_setup and os.path.exists(setup_done) and open(setup_done).read() == stamp)
-    for name in ("source", "submission", "results") + (("venv",) if needed else ()):
-        shutil.rmtree(os.path.join(root, name), ignore_errors=True)
+    for name in ("source", "submission", "results") + (("venv", "jail") if needed else ()):
+        path = os.path.join(root, name)
+        if os.path.islink(path):
+            os.unlink(path)
+        shutil.rmtree(path, ignore_errors=True)
     os.makedirs(root, exist_ok=True)
-    closed = [d for d in ancestors(root) if not os.stat(d).st_mode & 0o001]
+    closed = [d for d in ancestors(root) if not os.stat(d).st_mode & 0o001] if check_reach else []
     if closed:  # Gradescope's /autograder is reachable by every uid: the student uid runs ROOT/venv's python
         raise SystemExit(f"{closed[0]} is not searchable by other users (mode {os.stat(closed[0]).st_mode & 0o777:o}), "
                          f"so the student uid could not run {root}/venv/bin/python: chmod o+x it or pick another --root")
@@ -81,30 +92,115 @@ def lay_out(root: str, archive: str, reuse_setup: bool) -> bool:
     for name in ("setup.sh", "run_autograder"):
         os.chmod(os.path.join(root, "source", name), 0o755)
     os.makedirs(os.path.join(root, "results"))
-    if not needed:  # what setup.sh's last steps leave in the source folder: root's modes, the reference cache
-        source = os.path.join(root, "source")
-        subprocess.run(["chmod", "-R", "go-rwx", source], check=True)
-        shutil.copyfile(os.path.join(root, "venv", SETUP_CACHE), os.path.join(source, CACHE_NAME))
-        subprocess.run([os.path.join(root, "venv", "bin", "python"), "-m", "grader", "--source", source,
-                        "--reference-only"], cwd=source, check=True)  # kept if it fits this zip, else made anew
+    os.makedirs(os.path.join(root, "submission"))
     return needed
 
 
-def setup(root: str, archive: str, torch_index: str | None) -> float:
-    env = {**os.environ, "AUTOGRADER_ROOT": root, "PATH": SYSTEM_PATH}
+class Privileged:
+    """setup.sh and run_autograder as root with every capability, ROOT on this machine."""
+
+    name = "privileged"
+
+    def __init__(self, root: str):
+        self.root = self.here = root
+
+    def command(self, args: list[str], env: dict[str, str], cwd: str = "/") -> int:
+        return subprocess.run(args, env=env, cwd=cwd).returncode
+
+    def grade(self, env: dict[str, str], cpus: float, memory_mb: int, log: str) -> dict:
+        group = Cgroup(cpus, memory_mb)
+        began = time.monotonic()
+        try:
+            with open(log, "wb") as out:
+                proc = subprocess.Popen(["bash", os.path.join(self.root, "source", "run_autograder")],
+                                        preexec_fn=group.join, stdout=out, stderr=subprocess.STDOUT, env=env)
+                process_peak = 0.0  # sampled every 0.1 s: a benchmark figure (the cgroup's own peak counts page cache)
+                while proc.poll() is None:
+                    process_peak = max(process_peak, group.process_mb())
+                    try:
+                        proc.wait(timeout=0.1)
+                    except subprocess.TimeoutExpired:
+                        pass
+            return {"exit_code": proc.returncode, "wall_s": time.monotonic() - began, "cpu_s": group.cpu_seconds(),
+                    "peak_mb": group.peak_mb(), "process_peak_mb": process_peak, "oom_kills": group.oom_kills()}
+        finally:
+            group.remove()
+
+    def close(self) -> None:
+        pass
+
+
+class Docker:
+    """Gradescope's room: setup.sh builds an image layer; each grading is a fresh container from it
+    (``container.py``: Docker's defaults). ROOT is /autograder inside."""
+
+    name = "docker"
+    root = "/autograder"
+
+    def __init__(self, image_dir: str | None):
+        from container import Image
+        self.image = Image(image_dir)
+        self.keep = image_dir is not None
+        self.here = self.image.path(self.root)
+
+    def command(self, args: list[str], env: dict[str, str], cwd: str = "/") -> int:
+        return self.image.setup(["bash", "-c", 'cd "$0" && exec "$@"', cwd, *args], env)
+
+    def grade(self, env: dict[str, str], cpus: float, memory_mb: int, log: str) -> dict:
+        binds = [(os.path.join(self.here, n), f"{self.root}/{n}") for n in ("submission", "results")]
+        began = time.monotonic()
+        with open(log, "wb") as out:
+            ran = self.image.run(["bash", f"{self.root}/source/run_autograder"], env, binds=binds, cpus=cpus,
+                                 memory_mb=memory_mb, stdout=out)
+        return {"exit_code": ran.exit_code, "wall_s": time.monotonic() - began, "cpu_s": ran.cpu_s,
+                "peak_mb": ran.peak_mb, "process_peak_mb": ran.process_peak_mb, "oom_kills": ran.oom_kills}
+
+    @property
+    def python(self) -> str:
+        return f"{self.root}/venv/bin/python"
+
+    def close(self) -> None:
+        self.image.close(keep=self.keep)
+
+
+def setup_env(room, torch_index: str | None) -> dict[str, str]:
+    """setup.sh's environment: the system's PATH (the system python3), pip's settings of this machine."""
+    env = {k: v for k, v in os.environ.items() if k.startswith(("PIP_", "http_", "https_", "HTTP_", "HTTPS_", "NO_PROXY",
+                                                                "no_proxy"))}
+    env.update({"PATH": SYSTEM_PATH, "HOME": "/root", "LANG": "C.UTF-8", "AUTOGRADER_ROOT": room.root})
+    if room.name == "privileged":
+        env = {**os.environ, **env}
     if torch_index is not None:
         env["TORCH_INDEX_URL"] = torch_index
+    return env
+
+
+def setup(room, archive: str, torch_index: str | None) -> float:
     began = time.monotonic()
-    subprocess.run(["bash", os.path.join(root, "source", "setup.sh")], env=env, check=True)
-    shutil.copyfile(os.path.join(root, "source", CACHE_NAME), os.path.join(root, "venv", SETUP_CACHE))
-    with open(os.path.join(root, "venv", ".setup-done"), "w") as out:
+    code = room.command(["bash", os.path.join(room.root, "source", "setup.sh")], setup_env(room, torch_index))
+    if code != 0:
+        raise SystemExit(f"setup.sh failed (exit code {code}) in the {room.name} configuration")
+    shutil.copyfile(os.path.join(room.here, "source", CACHE_NAME), os.path.join(room.here, "venv", SETUP_CACHE))
+    with open(os.path.join(room.here, "venv", ".setup-done"), "w") as out:
         out.write(setup_stamp(archive))
     return time.monotonic() - began
 
 
-def place_submission(root: str, submission: str) -> None:
+def reuse_setup(room) -> None:
+    """What setup.sh's last steps leave in the source folder: root's modes, the reference cache (kept if it
+    fits this zip, else made anew), the jail tree."""
+    source = os.path.join(room.root, "source")
+    shutil.copyfile(os.path.join(room.here, "venv", SETUP_CACHE), os.path.join(room.here, "source", CACHE_NAME))
+    python = os.path.join(room.root, "venv", "bin", "python")
+    script = (f'chmod -R go-rwx "{source}" && "{python}" -m grader --source "{source}" --reference-only && '
+              f'"{python}" -m grader --source "{source}" --build-jail')
+    if room.command(["bash", "-c", script], setup_env(room, None), cwd=source) != 0:
+        raise SystemExit("reusing setup.sh's results failed")
+
+
+def place_submission(target: str, submission: str) -> None:
     build = _build_module()
-    target = os.path.join(root, "submission")
+    os.rmdir(target)
     if submission == "solutions":
         build.reference_submission(target)
     elif submission == "stubs":
@@ -128,71 +224,85 @@ def _build_module():
     return module
 
 
-def grade(root: str, cpus: float, memory_mb: int, hog: int) -> dict:
-    group = Cgroup(cpus, memory_mb)
+def grade(room, cpus: float, memory_mb: int, hog: int) -> dict:
     spinning = hogs(hog)
-    log = os.path.join(root, "grading.log")
-    began = time.monotonic()
+    log = os.path.join(room.here, "grading.log")
     try:
-        with open(log, "wb") as out:
-            proc = subprocess.Popen(["bash", os.path.join(root, "source", "run_autograder")], preexec_fn=group.join,
-                                    stdout=out, stderr=subprocess.STDOUT,
-                                    env={"PATH": SYSTEM_PATH, "LANG": "C.UTF-8", "AUTOGRADER_ROOT": root,
-                                         "HOME": "/root"})
-            process_peak = 0.0  # sampled every 0.1 s: a benchmark figure (the cgroup's own peak counts page cache)
-            while proc.poll() is None:
-                process_peak = max(process_peak, group.process_mb())
-                try:
-                    proc.wait(timeout=0.1)
-                except subprocess.TimeoutExpired:
-                    pass
-            code = proc.returncode
-        wall = time.monotonic() - began
-        measured = {"exit_code": code, "wall_s": wall, "cpu_s": group.cpu_seconds(), "peak_mb": group.peak_mb(),
-                    "process_peak_mb": process_peak, "oom_kills": group.oom_kills(), "log": log}
+        measured = room.grade({"PATH": SYSTEM_PATH, "LANG": "C.UTF-8", "AUTOGRADER_ROOT": room.root, "HOME": "/root"},
+                              cpus, memory_mb, log)
     finally:
         stop_hogs(spinning)
-        group.remove()
+    measured["log"] = log
+    with open(log, encoding="utf-8", errors="replace") as f:
+        measured["isolation"] = next((line.strip() for line in f if line.startswith("isolation:")), "isolation: ?")
     return measured
+
+
+def prepare(room, archive: str, reuse: bool, torch_index: str | None = None) -> float:
+    """ROOT/source from the zip, and setup.sh's results (run now, or kept from a run for the same setup.sh and
+    requirements); returns setup.sh's seconds (0 if kept)."""
+    if lay_out(room.here, archive, reuse, check_reach=room.name == "privileged"):
+        return setup(room, archive, torch_index)
+    reuse_setup(room)
+    return 0.0
+
+
+def gradescope_image(image_dir: str, torch_index: str | None = None) -> Docker:
+    """The docker configuration's image in ``image_dir``, setup.sh run in it (or kept): for the self-test,
+    which grades each case in a fresh container from it."""
+    archive = _build_module().build_zip(os.path.join(REPO, "dist", "autograder.zip"))
+    room = Docker(image_dir)
+    prepare(room, archive, reuse=True, torch_index=torch_index)
+    return room
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="autograder/sim.py", description=__doc__.splitlines()[0])
-    parser.add_argument("--root", default="/autograder")
+    parser.add_argument("--config", choices=["docker", "privileged"], default="docker",
+                        help="docker: Docker's default container, as Gradescope (default); privileged: every "
+                             "capability, no container")
+    parser.add_argument("--root", default="/autograder", help="privileged: where ROOT is on this machine")
+    parser.add_argument("--image", help="docker: keep the image (setup.sh's layer) in this folder, for --reuse-setup")
     parser.add_argument("--submission", default="solutions", help="solutions, stubs, or a folder or .zip")
     parser.add_argument("--cpus", type=float, default=0.5, help="CPU quota (Gradescope's default: 0.5)")
     parser.add_argument("--memory-mb", type=int, default=768, help="memory limit (Gradescope's default: 768)")
     parser.add_argument("--hog", type=int, default=0, help="processes spinning outside the cgroup meanwhile")
     parser.add_argument("--torch-index", default=None, help="TORCH_INDEX_URL for setup.sh ('' = pip's own)")
-    parser.add_argument("--reuse-setup", action="store_true", help="keep ROOT/venv if setup.sh ran for this zip")
+    parser.add_argument("--reuse-setup", action="store_true", help="keep the venv and the jail if setup.sh ran for "
+                                                                   "this zip (docker: in --image)")
     parser.add_argument("--expect", type=float, help="the score the submission must get")
     parser.add_argument("--budget-s", type=float, help="the wall-time budget to report against (default: "
                         f"{BUDGETS_S['solutions']:g} s for the solutions, {BUDGETS_S['hostile']:g} s otherwise)")
     args = parser.parse_args(argv)
     if os.geteuid() != 0:
         raise SystemExit("gradescope-sim runs as root, as Gradescope does")
-    root = os.path.abspath(args.root)
     archive = _build_module().build_zip(os.path.join(REPO, "dist", "autograder.zip"))
-    setup_s = setup(root, archive, args.torch_index) if lay_out(root, archive, args.reuse_setup) else 0.0
-    place_submission(root, args.submission)
-    measured = grade(root, args.cpus, args.memory_mb, args.hog)
-    with open(os.path.join(root, "results", "results.json"), encoding="utf-8") as f:
-        results = json.load(f)
+    room = Docker(args.image) if args.config == "docker" else Privileged(os.path.abspath(args.root))
+    try:
+        setup_s = prepare(room, archive, args.reuse_setup, args.torch_index)
+        place_submission(os.path.join(room.here, "submission"), args.submission)
+        measured = grade(room, args.cpus, args.memory_mb, args.hog)
+        with open(os.path.join(room.here, "results", "results.json"), encoding="utf-8") as f:
+            results = json.load(f)
+    finally:
+        room.close()
     problems = gradescope_problems(results)
     if measured["oom_kills"]:
         problems.append(f"{measured['oom_kills']} process(es) were killed by the out-of-memory killer")
     if args.expect is not None and abs(results.get("score", -1) - args.expect) > 1e-6:
         problems.append(f"score {results.get('score')}, expected {args.expect:g}")
-    print(f"gradescope-sim: {args.submission} at {args.cpus:g} CPU, {args.memory_mb} MB"
+    print(f"gradescope-sim ({room.name}): {args.submission} at {args.cpus:g} CPU, {args.memory_mb} MB"
           f"{f', {args.hog} hog(s) beside it' if args.hog else ''}: score {results.get('score')}, wall "
           f"{measured['wall_s']:.1f} s, {measured['cpu_s']:.1f} CPU-s, peak {measured['peak_mb']:.0f} MB (processes "
           f"{measured['process_peak_mb']:.0f} MB without page cache), "
           f"{measured['oom_kills']} OOM kill(s)" + (f"; setup.sh {setup_s:.0f} s" if setup_s else ""))
+    print(f"  {measured['isolation']}")
     budget = args.budget_s or BUDGETS_S["solutions" if args.submission == "solutions" else "hostile"]
     scaled = budget * 0.5 / args.cpus  # the budgets are for Gradescope's half vCPU
     print(f"  budget: {scaled:.0f} s ({budget:g} s at 0.5 CPU): "
           + ("within it" if measured["wall_s"] <= scaled else "OVER IT (a benchmark figure, not a verdict)"))
-    print(f"  results.json: {os.path.join(root, 'results', 'results.json')}; log: {measured['log']}")
+    if room.name == "privileged" or room.keep:
+        print(f"  results.json: {os.path.join(room.here, 'results', 'results.json')}; log: {measured['log']}")
     for problem in problems:
         print(f"  PROBLEM: {problem}")
     return 1 if problems else 0

@@ -33,8 +33,9 @@ from dataclasses import dataclass, field
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
-from grader import settings  # noqa: E402
+from grader import jailtree, sandbox, settings  # noqa: E402
 from grader.hidden import HIDDEN  # noqa: E402
+from grader.isolation import Isolation  # noqa: E402
 from grader.parts import BONUS_WORK, DEPENDS, PART_ORDER, in_scope  # noqa: E402
 from grader.reference import CACHE_NAME, ReferencePass  # noqa: E402
 from grader.results import TestResult, write_fallback, write_results  # noqa: E402
@@ -52,7 +53,6 @@ PART_BUDGET_FLOOR_S, PART_BUDGET_FACTOR = 60.0, 10.0  # ... nor code that is mer
 WORKER_MAX_RSS_MB = 450  # student workers, at least; Gradescope gives 768 MB to everything
 MEMORY_FACTOR = 1.5  # ... or this times what a reference worker needed for the same run, if that is more
 WORKER_MAX_OUTPUT_MB = 32
-JAIL_CODE, JAIL_HARNESS = "/tmp/minddp/code", "/tmp/minddp/harness"
 with open(os.path.join(HERE, "torchrun_env.json"), encoding="utf-8") as _f:
     TORCHRUN_ENVS = json.load(_f)  # what torchrun gives each rank (grader/torchrun_env.py captured it)
 
@@ -67,9 +67,9 @@ class Variant:
 
 
 class Grader:
-    def __init__(self, source: str, submission: str, workdir: str, isolate: bool, parts: tuple[str, ...] = PART_ORDER,
-                 checks: tuple[str, ...] | None = None):
-        self.source, self.workdir, self.isolate = source, workdir, isolate
+    def __init__(self, source: str, submission: str, workdir: str, layers: sandbox.Layers | None,
+                 parts: tuple[str, ...] = PART_ORDER, checks: tuple[str, ...] | None = None, tree: str = ""):
+        self.source, self.workdir, self.layers, self.tree = source, workdir, layers, tree
         self.parts = parts  # staff tools may grade fewer (``--parts``); Gradescope grades them all
         self.only = checks  # ... or fewer checks (``--checks``, grader/parts.py's in_scope)
         # Student workers read the harness and the staged code through read-only mounts: copies in the work
@@ -103,7 +103,7 @@ class Grader:
         self.budgets: dict[str, float] = {}  # part -> its time budget (from the reference's times)
         self.keys: dict[int, dict[str, str]] = {}  # id of a Run (all live as long as the grading) -> its keys
         self.variants: dict[str, Variant] = {}
-        self.uid = None
+        self.isolation: Isolation | None = None
         self.server: ForkServer | None = None
 
     # -- 4. static checks --------------------------------------------------------------------------------
@@ -130,18 +130,19 @@ class Grader:
     def start_server(self) -> None:
         """The grading's fork server (``zygote.py``): it forks the reference's trusted workers first, then
         the student's jailed ones, so torch is imported once per grading."""
-        from grader import sandbox
-        self.uid = sandbox.pick_uid() if self.isolate else None
+        if self.layers is not None:
+            self.isolation = Isolation(self.layers, self.tree, self.harness)
+        network = self.isolation is not None and self.isolation.root == "empty"
         self.server = ForkServer(module="grader.zygote", paths=[self.harness, os.path.dirname(HERE)],
-                                 env={**student_env(), "PYTHONPATH": ""}, args=("--network",) if self.isolate else ())
+                                 env={**student_env(), "PYTHONPATH": ""}, args=("--network",) if network else ())
 
     def stop_server(self) -> None:
-        if self.uid is not None:
-            from grader import sandbox
-            sandbox.kill_uid(self.uid)  # first: stopping the server would orphan what it started
-            sandbox.reap_orphans(self.uid)
+        if self.isolation is not None:
+            self.isolation.end_check()  # first: stopping the server would orphan what it started
         if self.server is not None:
             self.server.stop()
+        if self.isolation is not None:
+            self.isolation.close()
 
     def reference_pass(self, cache: str, verify: bool = True) -> None:
         """Every reference call once (``reference.py``), or a cache of them this machine reproduces. Its
@@ -243,10 +244,8 @@ class Grader:
         finally:
             for pool in pools.values():
                 pool.close(graceful=False)
-            if self.uid is not None:
-                from grader import sandbox
-                sandbox.kill_uid(self.uid)  # nothing of a check outlives it
-                sandbox.reap_orphans(self.uid)  # the grader is their subreaper; zombies count towards NPROC
+            if self.isolation is not None:
+                self.isolation.end_check()  # nothing of a check outlives it
         return entries
 
     def budget(self, group: str) -> float:
@@ -318,7 +317,7 @@ class Grader:
     def stuck_importing(self, error: ScenarioError, variant: Variant) -> str | None:
         """The student file a timed-out rank was still importing (a module-level frame of it on the stack
         the rank's faulthandler dumped at the deadline), if any."""
-        code = JAIL_CODE if self.isolate else variant.folder
+        code = self.paths(variant)[0]
         for failure in error.failures:
             if failure.kind == "timeout":
                 found = re.search(rf'File "{re.escape(code)}/([^"]+\.py)", line \d+ in <module>', failure.where)
@@ -326,19 +325,31 @@ class Grader:
                     return found.group(1)
         return None
 
-    def jail(self, variant: Variant, seccomp: bool = True, writable: tuple = ()) -> dict:
-        return {"uid": self.uid, "gid": self.uid, "binds": [[variant.folder, JAIL_CODE], [self.harness, JAIL_HARNESS]],
-                "writable": [list(w) for w in writable], "readable": python_dirs(), "seccomp": seccomp}
+    def paths(self, variant: Variant) -> list[str]:
+        """The workers' import folders: the variant's code, then the harness (where a jailed worker sees them)."""
+        if self.isolation is None:
+            return [variant.folder, self.harness]
+        return self.isolation.code_paths(variant.folder, variant.name)
+
+    def worker_setup(self, variant: Variant, **more) -> dict:
+        jail = None if self.isolation is None else self.isolation.jail(variant.folder)
+        return {"jail": jail, "untrapped": untrapped(variant.standins), **more}
+
+    def fresh_scratch(self) -> None:
+        if self.isolation is not None:
+            self.isolation.fresh_scratch()
+
+    def worker_env(self) -> dict[str, str]:
+        return {**student_env(), **(self.isolation.env() if self.isolation else {})}
 
     def student_call(self, variant: Variant, run: Run, kwargs: dict, pools: dict, deadline: float,
                      cap_mb: float) -> list:
         if run.world_size not in pools:
             for size in list(pools):  # one pool alive at a time: the pools of a check share the network namespace
                 pools.pop(size).close(graceful=False)  # (its abstract sockets), so one must be gone before the next
-            paths = [JAIL_CODE, JAIL_HARNESS] if self.isolate else [variant.folder, self.harness]
-            setup = {"jail": self.jail(variant) if self.isolate else None, "untrapped": untrapped(variant.standins)}
-            pools[run.world_size] = GradingPool(self.server, run.world_size, paths=paths, env=student_env(),
-                                                setup=setup, max_rss_mb=WORKER_MAX_RSS_MB,
+            pools[run.world_size] = GradingPool(self.server, run.world_size, paths=self.paths(variant),
+                                                env=self.worker_env(), setup=self.worker_setup(variant),
+                                                on_start=self.fresh_scratch, max_rss_mb=WORKER_MAX_RSS_MB,
                                                 max_output_mb=WORKER_MAX_OUTPUT_MB)
         pools[run.world_size].max_rss_mb = cap_mb
         return pools[run.world_size].run(f"grading.scenarios:{run.fn}", deadline_s=deadline, **kwargs)
@@ -348,10 +359,8 @@ class Grader:
         gives (``torchrun_env.json``), jailed like every worker; the student's init_process_group makes the
         process group. (torchrun's own agent would be a process of the student's uid free to run programs.)"""
         nproc = run.kwargs["nproc"]
-        paths = [JAIL_CODE, JAIL_HARNESS] if self.isolate else [variant.folder, self.harness]
-        pool = GradingLaunchPool(self.server, nproc, paths=paths, env=student_env(),
-                                 setup={"jail": self.jail(variant) if self.isolate else None, "launch": True,
-                                        "untrapped": untrapped(variant.standins)},
+        pool = GradingLaunchPool(self.server, nproc, paths=self.paths(variant), env=self.worker_env(),
+                                 setup=self.worker_setup(variant, launch=True), on_start=self.fresh_scratch,
                                  max_rss_mb=WORKER_MAX_RSS_MB, max_output_mb=WORKER_MAX_OUTPUT_MB)
         pool.torchrun_envs, pool.values = TORCHRUN_ENVS[str(nproc)], kwargs["values"]
         try:
@@ -379,6 +388,7 @@ class Grader:
         entry = TestResult("Integrity report (staff only)", "0.1", 0.0, part="0", visibility="hidden", status="passed")
         entry.output = ("Constructs in the student's files that deserve a look (not a verdict):\n  "
                         + "\n  ".join(self.integrity)) if self.integrity else "Nothing unusual found."
+        entry.output += "\n\n" + (self.isolation.describe() if self.isolation else "isolation: none (not root)")
         return entry
 
 
@@ -412,13 +422,6 @@ def trusted_env() -> dict[str, str]:
     return {**student_env(), "PYTHONPATH": ""}
 
 
-def python_dirs() -> list[str]:
-    """The Python installation student workers import from (kept readable inside a jail)."""
-    import sysconfig
-    dirs = {sys.prefix, sys.base_prefix, *sysconfig.get_paths().values()}
-    return sorted(d for d in dirs if os.path.isdir(d))
-
-
 def readable_by_all(path: str) -> None:
     for root, _dirs, files in os.walk(path):
         os.chmod(root, 0o755)
@@ -426,29 +429,23 @@ def readable_by_all(path: str) -> None:
             os.chmod(os.path.join(root, name), 0o644)
 
 
-def kill_group(pid: int) -> None:
-    import signal
-    try:
-        os.killpg(pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass
-
-
-def remove_tree(path: str) -> None:
-    """Remove the work folder, whatever student code left in it (a 3,000-deep tree defeats shutil.rmtree)."""
-    import subprocess
-    subprocess.run(["rm", "-rf", "--one-file-system", path], check=False, stdin=subprocess.DEVNULL,
-                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-
-
-def isolation(notes: list[str]) -> bool | str:
-    """True: isolate; False: cannot and need not (not root); a string: must but cannot (why)."""
+def isolation(notes: list[str]) -> sandbox.Layers | None | str:
+    """The layers student code runs in; None: not root, so none are possible or needed (a staff member's
+    ``make grade``); a string: root, but not even a uid of its own is possible (why): student code must not run."""
     if os.geteuid() != 0:
         notes.append("Note: not running as root, so student code ran as this user (no isolation; on Gradescope "
                      "the autograder always isolates it).")
-        return False
-    from grader import sandbox
-    return sandbox.isolation_problem() or True
+        return None
+    return sandbox.isolation_layers()
+
+
+def close_to_others(source: str) -> None:
+    """The grader's own files (the reference, the hidden inputs, the reference cache) are root's alone before
+    any student code runs, whatever setup.sh or a copy did to their modes; refuse to grade otherwise."""
+    os.chmod(source, 0o700)
+    st = os.stat(source)
+    if st.st_uid != 0 or st.st_mode & 0o077:
+        raise sandbox.SandboxError(f"{source} is not root's alone (owner {st.st_uid}, mode {st.st_mode & 0o777:o})")
 
 
 def reference_only(source: str, cache: str) -> int:
@@ -463,7 +460,7 @@ def reference_only(source: str, cache: str) -> int:
         reference.run(cache, source)
     finally:
         os.chdir(cwd)
-        remove_tree(workdir)
+        sandbox.remove_tree(workdir)
     print(f"reference pass: {len(reference.seconds)} calls, {reference.how}; cache: {cache}")
     return 0
 
@@ -492,6 +489,10 @@ def main(argv: list[str] | None = None) -> int:
                                                   f"stored if missing). Default: SOURCE/{CACHE_NAME}, from setup.sh, "
                                                   f"used only if this machine reproduces it")
     parser.add_argument("--reference-only", action="store_true", help="setup.sh: compute the reference cache only")
+    parser.add_argument("--jail", help="the tree student workers are chrooted into where no mount namespace can be "
+                                       "made (a default Docker container). Default: SOURCE/../jail, built by setup.sh "
+                                       "(or by the first grading that needs it)")
+    parser.add_argument("--build-jail", action="store_true", help="setup.sh: build the jail tree only")
     parser.add_argument("--parts", help="staff tools: grade only these parts (comma-separated); the others are not "
                                         "listed and count as passed, as the reference solution's do (mutation.py: "
                                         "the parts that read none of a mutant's edited files, grader/parts.py)")
@@ -508,8 +509,12 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"--checks {args.checks!r}: name some of {', '.join(sorted(known))}")
     source = os.path.abspath(args.source)
     cache = os.path.abspath(args.reference_cache or os.path.join(source, CACHE_NAME))
+    tree = os.path.abspath(args.jail or os.path.join(os.path.dirname(source), "jail"))
     if args.reference_only:
         return reference_only(source, cache)
+    if args.build_jail:
+        print(f"jail tree {tree}: {jailtree.describe(jailtree.build(tree))}")
+        return 0
     if not args.submission or not args.results:
         parser.error("--submission and --results are needed to grade")
     began = time.monotonic()
@@ -517,22 +522,22 @@ def main(argv: list[str] | None = None) -> int:
     write_fallback(results, "The autograder stopped before it could grade this submission. Please tell the "
                             "course staff.")
     notes: list[str] = []
-    isolate = isolation(notes)
-    if isinstance(isolate, str):
-        output = f"autograder error: isolation unavailable ({isolate}); student code was not run."
+    layers = isolation(notes)
+    if isinstance(layers, str):
+        output = f"autograder error: isolation unavailable ({layers}); student code was not run."
         write_results(results, [], output, time.monotonic() - began)
         print(output)
         return 2
-    if isolate is True:
-        from grader import sandbox
+    if layers is not None:
+        close_to_others(source)
         sandbox.become_subreaper()  # orphans of student processes come here to be reaped, not to pid 1
     workdir = tempfile.mkdtemp(prefix="minddp-grade-")
     os.chmod(workdir, 0o700)
     cwd = os.getcwd()
-    code, extra = 0, {"isolated": isolate is True}
+    code, extra = 0, {"isolated": layers is not None}
     try:
         os.chdir(workdir)  # never in the source folder: a relative path must not reach it
-        grader = Grader(source, submission, workdir, isolate, parts, checks)
+        grader = Grader(source, submission, workdir, layers, parts, checks, tree)
         grader.notes += notes
         grader.static_checks()
         grader.start_server()
@@ -542,7 +547,9 @@ def main(argv: list[str] | None = None) -> int:
             entries = grader.student_pass()
         finally:
             grader.stop_server()
-        extra["student_uid"] = grader.uid
+        if grader.isolation is not None:
+            extra["student_uid"], extra["isolation"] = grader.isolation.uid, grader.isolation.describe()
+            print(grader.isolation.describe(), flush=True)
         entries.append(grader.integrity_entry())
         output = grader.summary(entries)
     except Exception:
@@ -552,8 +559,8 @@ def main(argv: list[str] | None = None) -> int:
     finally:
         os.chdir(cwd)
     data = write_results(results, entries, output, time.monotonic() - began, extra)
-    remove_tree(workdir)
-    if isolate is True:
+    sandbox.remove_tree(workdir)
+    if layers is not None:
         sandbox.reap_orphans()
     print(output)
     print(f"\nscore {data['score']} in {data['execution_time']} s; results: {results}")

@@ -23,6 +23,7 @@ import os
 import resource
 import signal
 import sys
+from collections.abc import Callable
 from typing import Any
 
 from grading.pool import RankFailure, WorkerPool, serve
@@ -161,10 +162,17 @@ class LaunchPool:
 class GradingPool(WorkerPool):
     """A worker pool with a memory cap per worker and an output cap per log."""
 
-    def __init__(self, *args: Any, max_rss_mb: float | None = None, max_output_mb: float | None = None, **kwargs: Any):
+    def __init__(self, *args: Any, max_rss_mb: float | None = None, max_output_mb: float | None = None,
+                 on_start: Callable[[], None] | None = None, **kwargs: Any):
         super().__init__(*args, **kwargs)
-        self.max_rss_mb, self.max_output_mb = max_rss_mb, max_output_mb
+        self.max_rss_mb, self.max_output_mb, self.on_start = max_rss_mb, max_output_mb, on_start
         self.setup.setdefault("fsize_mb", max_output_mb)
+
+    def fork_workers(self) -> None:
+        self.close()
+        if self.on_start is not None:  # e.g. a fresh folder to write in: nothing of earlier workers reaches these
+            self.on_start()
+        super().fork_workers()
 
     def watch(self, rank: int) -> RankFailure | None:
         if self.max_rss_mb and rss_mb(self.pids[rank]) > self.max_rss_mb:

@@ -53,8 +53,15 @@ from limits import Cgroup, hogs, stop_hogs  # noqa: E402
 from grader.parts import PART_ORDER, in_scope, parts_reading  # noqa: E402
 from selftest.cases import AT_END, CASES, FULL_REST, Case, Function  # noqa: E402
 
+DOCKER_IMAGE = os.path.join(REPO, "dist", "gradescope-image")  # the docker configuration's image, kept between runs
 CASE_TIMEOUT_S = 1800.0  # the runner's own limit per grading: only a grader bug can reach it
 TAG = "MINDDP_SELFTEST_TAG"  # set in each grading's environment: finds processes it left behind
+
+
+def docker_room(image: str = DOCKER_IMAGE):
+    """The docker configuration (sim.py): its image, setup.sh run in it (or kept from an earlier run)."""
+    import sim
+    return sim.gradescope_image(image, torch_index=os.environ.get("TORCH_INDEX_URL"))
 
 
 def _load_build():
@@ -172,8 +179,9 @@ class Limits:
 
 def grade(source: str, submission: str, folder: str, cache: str | None, timeout_s: float = CASE_TIMEOUT_S,
           python: str = sys.executable, limits: Limits = Limits(), parts: tuple | None = None,
-          checks: tuple | None = None) -> Graded:
-    """Grade ``submission`` as run_autograder would, in ``folder`` laid out like /autograder."""
+          checks: tuple | None = None, room=None) -> Graded:
+    """Grade ``submission`` as run_autograder would, in ``folder`` laid out like /autograder: here, or, with a
+    ``room`` (sim.Docker), as root in a fresh Gradescope-shaped container from its image."""
     case_source = os.path.join(folder, "source")
     shutil.copytree(source, case_source)  # a fresh copy: a hostile submission may litter it
     results = os.path.join(folder, "results", "results.json")
@@ -185,19 +193,51 @@ def grade(source: str, submission: str, folder: str, cache: str | None, timeout_
         command += ["--parts", ",".join(parts)]
     if checks is not None:
         command += ["--checks", ",".join(checks)]
-    tag = uuid.uuid4().hex
     temp = os.path.join(folder, "tmp")  # the grader's TMPDIR: whatever it leaves there is a leak
     os.makedirs(temp)
     log_path = os.path.join(folder, "grader.log")
     began = time.monotonic()
-    problems = []
+    if room is None:
+        returncode, problems, left = _grade_here(command, case_source, temp, log_path, timeout_s, limits)
+    else:
+        returncode, problems, left = _grade_in_container(room, command, case_source, temp, log_path, timeout_s,
+                                                         limits, [os.path.commonpath([folder, *([os.path.dirname(cache)] if cache else [])])])
+    seconds = time.monotonic() - began
+    try:
+        with open(results, encoding="utf-8") as f:
+            data = json.load(f)
+    except (OSError, ValueError) as error:
+        data = None
+        problems.append(f"results.json is missing or not JSON: {error}")
+    uid = ((data or {}).get("extra_data") or {}).get("student_uid")
+    if room is None and isinstance(uid, int):
+        left += processes_of_uid(uid)
+    if left:
+        described = [describe_process(pid) if isinstance(pid, int) else pid for pid in left]
+        kill_all([pid for pid in left if isinstance(pid, int)])
+        problems.append(f"the grader left {len(left)} process(es) running after it exited: {described}")
+    leftovers = sorted(os.listdir(temp))
+    if leftovers:
+        problems.append(f"the grader left {len(leftovers)} file(s) in its temporary folder: {leftovers[:5]}")
+    if returncode != 0 and not problems:
+        problems.append(f"the grader exited with code {returncode}")
+    with open(log_path, "rb") as f:
+        log_text = f.read()[-4000:].decode("utf-8", "replace")
+    return Graded(data, seconds, returncode, log_text, problems)
+
+
+def _grade_here(command: list[str], cwd: str, temp: str, log_path: str, timeout_s: float,
+                limits: Limits) -> tuple[int | None, list[str], list]:
+    """Run the grader on this machine (in a cgroup of ``limits``); (exit code, problems, processes left)."""
+    tag = uuid.uuid4().hex
+    problems: list[str] = []
     group = Cgroup(limits.cpus, limits.memory_mb) if limits.cpus else None
     if group:
         timeout_s /= min(1.0, limits.cpus)  # the runner's own guard, not a verdict: scaled to the CPU given
     try:
         with open(log_path, "wb") as log:
-            proc = subprocess.Popen(command, cwd=case_source, stdout=log, stderr=subprocess.STDOUT,
-                                    stdin=subprocess.DEVNULL, env={**os.environ, TAG: tag, "TMPDIR": temp}, start_new_session=True,
+            proc = subprocess.Popen(command, cwd=cwd, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                                    env={**os.environ, TAG: tag, "TMPDIR": temp}, start_new_session=True,
                                     preexec_fn=group.join if group else None)
             try:
                 returncode = proc.wait(timeout=timeout_s)
@@ -210,27 +250,53 @@ def grade(source: str, submission: str, folder: str, cache: str | None, timeout_
             if group.oom_kills():
                 problems.append(f"{group.oom_kills()} process(es) were killed by the cgroup's out-of-memory killer")
             group.remove()
-    seconds = time.monotonic() - began
+    return returncode, problems, processes_tagged(TAG, tag)
+
+
+# The container's first process: runs the grader, then lists what is still running (the grader must leave
+# nothing; a container's end would hide it) into the file named by its first argument.
+CONTAINER_INIT = """
+import json, os, subprocess, sys
+code = subprocess.call(sys.argv[2:])
+left = []
+for pid in os.listdir("/proc"):
+    if pid.isdigit() and int(pid) != os.getpid():
+        try:
+            status = dict(l.split(":", 1) for l in open(f"/proc/{pid}/status") if ":" in l)
+            command = open(f"/proc/{pid}/cmdline", "rb").read().replace(b"\\0", b" ").decode("utf-8", "replace")
+            left.append(f"{pid} (uid {status['Uid'].split()[0]}, {status['State'].strip()}): {command[:200]}")
+        except OSError:
+            pass
+with open(sys.argv[1], "w") as f:
+    json.dump(left, f)
+sys.exit(code)
+"""
+
+
+def _grade_in_container(room, command: list[str], cwd: str, temp: str, log_path: str, timeout_s: float,
+                        limits: Limits, binds: list[str]) -> tuple[int | None, list[str], list]:
+    """Run the grader as root in a fresh container from ``room``'s image (Docker's defaults); ``binds``: this
+    machine's folders it sees at their own paths. (exit code, problems, processes left)."""
+    problems: list[str] = []
+    report = os.path.join(temp, "..", "left.json")
+    env = {"PATH": "/usr/local/bin:/usr/bin:/bin", "LANG": "C.UTF-8", "HOME": "/root", "TMPDIR": temp}
+    if limits.cpus:
+        timeout_s /= min(1.0, limits.cpus)
+    with open(log_path, "wb") as log:
+        ran = room.image.run(["bash", "-c", 'cd "$0" && exec "$@"', cwd, command[0], "-c", CONTAINER_INIT,
+                              report, *command], env, binds=binds, cwd="/", cpus=limits.cpus,
+                             memory_mb=limits.memory_mb, stdout=log, timeout_s=timeout_s)
+    if ran.exit_code == -9:
+        problems.append(f"the grader did not finish within {timeout_s:.0f} s and was killed")
+    if ran.oom_kills:
+        problems.append(f"{ran.oom_kills} process(es) were killed by the cgroup's out-of-memory killer")
     try:
-        with open(results, encoding="utf-8") as f:
-            data = json.load(f)
-    except (OSError, ValueError) as error:
-        data = None
-        problems.append(f"results.json is missing or not JSON: {error}")
-    uid = ((data or {}).get("extra_data") or {}).get("student_uid")
-    left = processes_tagged(TAG, tag) + (processes_of_uid(uid) if isinstance(uid, int) else [])
-    if left:
-        described = [describe_process(pid) for pid in left]
-        kill_all(left)
-        problems.append(f"the grader left {len(left)} process(es) running after it exited: {described}")
-    leftovers = sorted(os.listdir(temp))
-    if leftovers:
-        problems.append(f"the grader left {len(leftovers)} file(s) in its temporary folder: {leftovers[:5]}")
-    if returncode != 0 and not problems:
-        problems.append(f"the grader exited with code {returncode}")
-    with open(log_path, "rb") as f:
-        log_text = f.read()[-4000:].decode("utf-8", "replace")
-    return Graded(data, seconds, returncode, log_text, problems)
+        with open(report, encoding="utf-8") as f:
+            left = json.load(f)
+        os.remove(report)
+    except (OSError, ValueError):
+        left = []
+    return ran.exit_code, problems, left
 
 
 def processes_tagged(variable: str, value: str) -> list[int]:
@@ -370,9 +436,11 @@ class Outcome:
 class SelfTest:
     """Builds the autograder's source once; grades submissions against one reference pass."""
 
-    def __init__(self, workdir: str | None = None, python: str = sys.executable, limits: Limits = Limits()):
+    def __init__(self, workdir: str | None = None, python: str = sys.executable, limits: Limits = Limits(),
+                 room=None):
         self.workdir = workdir or tempfile.mkdtemp(prefix="minddp-selftest-")
-        self.python, self.limits = python, limits
+        self.room = room  # sim.Docker: each grading in a fresh container from its image (with its Python)
+        self.python, self.limits = (room.python if room else python), limits
         self.source = _load_build().build_source(os.path.join(self.workdir, "source"))
         self.cache = os.path.join(self.workdir, "reference-cache.json")
         self.baseline: dict | None = None
@@ -396,7 +464,7 @@ class SelfTest:
             if os.path.exists(self.cache):
                 shutil.copyfile(self.cache, cache)  # each grading its own copy: nothing can spoil the next one's
         graded = grade(self.source, submission, folder, cache, python=self.python, limits=self.limits,
-                       parts=case.parts, checks=case.checks)
+                       parts=case.parts, checks=case.checks, room=self.room)
         if cached and os.path.exists(cache):
             if not os.path.exists(self.cache):
                 shutil.copyfile(cache, self.cache)  # the first grading computed the reference pass
@@ -524,6 +592,11 @@ def main(argv: list[str] | None = None) -> int:
                         "0.25: a quarter of Gradescope's half vCPU machine)")
     parser.add_argument("--memory-mb", type=int, help="with --cpus: the cgroup's memory limit as well")
     parser.add_argument("--hog", type=int, default=0, help="processes spinning on the CPU beside the gradings")
+    parser.add_argument("--config", choices=["privileged", "docker"], default="privileged",
+                        help="privileged: grade on this machine as root (every capability); docker: each grading in "
+                             "a fresh container with Docker's defaults, as on Gradescope (sim.py, --image)")
+    parser.add_argument("--image", default=DOCKER_IMAGE, help="--config docker: the image (setup.sh run in it once, "
+                                                              "kept for the next run)")
     args = parser.parse_args(argv)
     if args.command == "list":
         for case in CASES:
@@ -536,13 +609,16 @@ def main(argv: list[str] | None = None) -> int:
     if unknown:
         parser.error(f"unknown cases {sorted(unknown)}; see `run.py list`")
     cases = [c for c in CASES if c.name in names]
-    test = SelfTest(python=args.python, limits=Limits(args.cpus, args.memory_mb))
+    room = docker_room(args.image) if args.config == "docker" else None
+    test = SelfTest(python=args.python, limits=Limits(args.cpus, args.memory_mb), room=room)
     began = time.monotonic()
     spinning = hogs(args.hog)
     try:
         outcomes, runs = test.run(cases, jobs=args.jobs, solutions_runs=args.solutions_runs)
     finally:
         stop_hogs(spinning)
+        if room is not None:
+            room.close()
     print(table(outcomes))
     problems = [f"DETERMINISM: {p}" for p in determinism_problems(runs)]
     for p in problems:

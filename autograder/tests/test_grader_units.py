@@ -244,7 +244,7 @@ def test_the_grader_fails_closed_when_isolation_cannot_be_set_up(tmp_path, monke
     """As root without isolation, student code never runs: results.json says why, score 0, exit code 2."""
     from grader import run, sandbox
     monkeypatch.setattr(run.os, "geteuid", lambda: 0)
-    monkeypatch.setattr(sandbox, "isolation_problem", lambda: "the student uid cannot run this Python")
+    monkeypatch.setattr(sandbox, "isolation_layers", lambda: "the student uid cannot run this Python")
     submission = tmp_path / "submission"
     (submission / "minddp").mkdir(parents=True)
     (submission / "minddp" / "reducer.py").write_text("raise SystemExit('student code ran')\n")
