@@ -9,10 +9,10 @@ TIMINGS := $(PY) tools/timings.py  # each tier's target records its wall time (d
 
 .DEFAULT_GOAL := help
 .PHONY: help install check test lint unit demo bench grade autograder clean assignment check-sync diff validate timings \
-        student handout selftest staff-tools mutants grade-repeat gradescope-sim limits py310
+        student handout selftest staff-tools mutants grade-repeat gradescope-sim limits py310 docker
 
 help: ## list the targets
-	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-12s %s\n", $$1, $$2}'
+	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-12s %s\n", $$1, $$2}'
 
 $(STAMP): requirements.txt requirements-dev.txt tools/student/install.py
 	$(PYTHON) tools/student/install.py $(VENV) -r requirements.txt -r requirements-dev.txt
@@ -60,7 +60,7 @@ unit: $(STAMP) ## unit tests: tools, the grader's pieces (staging, sandbox, resu
 	@$(TIMINGS) start unit
 	$(PYTEST) -q tools/tests
 	$(PYTEST) -q autograder/tests/test_grader_units.py autograder/tests/test_sandbox.py autograder/tests/test_reference_cache.py \
-	    autograder/tests/test_zygote.py
+	    autograder/tests/test_zygote.py autograder/tests/test_chroot_jail.py
 	$(PYTEST) -q -rs handout/tests
 	@$(TIMINGS) stop unit
 
@@ -145,32 +145,54 @@ ci-last: $(STAMP) ## CI's last stage: make limits, with make staff-tools, py310 
 	exit $$status
 	@$(TIMINGS) stop ci-last
 
-# Gradescope's limits, walked the way CI walks them (root only): the built zip through setup.sh in a fresh
-# root, the solutions (110) and the stubs (0) at half a vCPU and 768 MB; then the self-test's time-sensitive
-# cases at a quarter vCPU beside CPU hogs (verdicts must not depend on speed: the stubs, which fail at once,
-# are not among them).
+# Gradescope's limits, walked the way CI walks them (root only): the built zip through setup.sh, the solutions
+# (110) and the stubs (0) at half a vCPU and 768 MB, in the Docker-default configuration (the image of `make
+# docker`, kept in dist/gradescope-image) and the solutions in the privileged one (a fresh root); then the
+# self-test's time-sensitive cases at a quarter vCPU beside CPU hogs (verdicts must not depend on speed: the
+# stubs, which fail at once, are not among them).
 LIMITS_CASES := solutions,infinite-loop,partial-frame  # a hang and a stalled channel: deadlines from the same run
+GRADESCOPE_IMAGE := dist/gradescope-image
 limits: $(STAMP) check-sync ## Gradescope's limits (root): gradescope-sim on solutions and stubs; timing cases at 0.25 CPU + hogs
 	@$(TIMINGS) start limits
 ifeq ($(shell id -u),0)
+	$(PY) autograder/sim.py --config docker --image $(GRADESCOPE_IMAGE) --reuse-setup --submission solutions --expect 110
+	$(PY) autograder/sim.py --config docker --image $(GRADESCOPE_IMAGE) --reuse-setup --submission stubs --expect 0
 	@root=$$(mktemp -d /tmp/minddp-limits-XXXXXX) && trap 'rm -rf "$$root"' EXIT && chmod 755 "$$root" && \
-	$(PY) autograder/sim.py --root "$$root/autograder" --submission solutions --expect 110 && \
-	$(PY) autograder/sim.py --root "$$root/autograder" --submission stubs --expect 0 --reuse-setup
+	$(PY) autograder/sim.py --config privileged --root "$$root/autograder" --submission solutions --expect 110
 	$(PY) autograder/selftest/run.py --cases $(LIMITS_CASES) --cpus 0.25 --hog 2 --jobs 2
 else
 	@echo "limits: needs root (cgroups, a student uid), as Gradescope has; not run as uid $$(id -u)"
 endif
 	@$(TIMINGS) stop limits
 
+# Gradescope's real room (root only): a container with Docker's defaults (autograder/container.py: runc with
+# moby's capabilities, seccomp profile and read-only cgroups), no CAP_SYS_ADMIN. The container is checked to be
+# that, `make grade` under Docker's capabilities alone must grade the solutions 110 and the stubs 0, and the
+# self-test's cases (SELFTEST=...; CI: all) are graded each in a fresh container from the image.
+docker: $(STAMP) check-sync ## Gradescope's real room (root): Docker's defaults via runc; make grade under them; self-test in containers
+	@$(TIMINGS) start docker
+ifeq ($(shell id -u),0)
+	bash autograder/install-container-tools.sh dist/moby
+	$(PYTEST) -q autograder/tests/test_container.py
+	SELFTEST_CONFIG=docker $(PYTEST) -q autograder/tests/test_selftest.py
+else
+	@echo "docker: needs root (runc, mounts, cgroups), as Gradescope's container has; not run as uid $$(id -u)"
+endif
+	@$(TIMINGS) stop docker
+
 timings: $(STAMP) ## after .ci/run: keep this machine's tier durations (tools/timings.json) and show them in README.md
 	$(PY) tools/timings.py keep
 	$(PY) tools/timings.py readme
 
-gradescope-sim: $(STAMP) check-sync ## Gradescope on this machine (root): real /autograder, setup.sh, 0.5 CPU, 768 MB
-	$(PY) autograder/sim.py $(if $(SUBMISSION),--submission "$(SUBMISSION)") $(SIM_ARGS)
+CONFIG ?= docker
+gradescope-sim: $(STAMP) check-sync ## Gradescope on this machine (root): setup.sh, 0.5 CPU, 768 MB (CONFIG=docker|privileged)
+	$(PY) autograder/sim.py --config $(CONFIG) $(if $(filter docker,$(CONFIG)),--image $(GRADESCOPE_IMAGE) --reuse-setup) \
+	    $(if $(SUBMISSION),--submission "$(SUBMISSION)") $(SIM_ARGS)
 
-autograder: $(STAMP) check-sync ## dist/autograder.zip for Gradescope (setup.sh, run_autograder at its root)
+autograder: $(STAMP) check-sync ## dist/autograder.zip for Gradescope, and dist/solutions.zip, stubs.zip to test it with
 	$(PY) autograder/build.py zip dist/autograder.zip
+	$(PY) autograder/build.py smoke-zips dist
 
 clean: ## remove the venv and build products
+	-@umount -l $(GRADESCOPE_IMAGE)/disk 2>/dev/null
 	rm -rf $(VENV) dist

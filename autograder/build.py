@@ -2,6 +2,7 @@
 
     python autograder/build.py zip dist/autograder.zip        # `make autograder`
     python autograder/build.py grade [--submission PATH]      # `make grade [SUBMISSION=...]`
+    python autograder/build.py smoke-zips dist                # `make autograder`: dist/solutions.zip, stubs.zip
 
 The source folder (the zip's content, /autograder/source on Gradescope):
 
@@ -91,6 +92,20 @@ def reference_submission(into: str) -> str:
     return into
 
 
+def smoke_zips(out: str) -> list[str]:
+    """``out``/solutions.zip and ``out``/stubs.zip, written as a student's `make submit` writes submission.zip:
+    what a TA uploads with "Test Autograder" to check a deployment (GRADESCOPE.md: full marks, then 0)."""
+    sys.path.insert(0, os.path.join(REPO, "tools", "student"))
+    from course import load_student_files, write_submission
+    files = load_student_files(os.path.join(REPO, "solutions", "student_files.json"))
+    os.makedirs(out, exist_ok=True)
+    written = []
+    for name, root in (("solutions", "solutions"), ("stubs", "assignment")):
+        written.append(os.path.join(out, f"{name}.zip"))
+        write_submission(os.path.join(REPO, root), files, written[-1])
+    return written
+
+
 def unpack_like_gradescope(archive: str, target: str) -> None:
     """Gradescope extracts an uploaded .zip into /autograder/submission; anything else lands there as is."""
     os.makedirs(target)
@@ -150,6 +165,8 @@ def main(argv: list[str] | None = None) -> int:
     sub = parser.add_subparsers(dest="command", required=True)
     zip_cmd = sub.add_parser("zip")
     zip_cmd.add_argument("path")
+    smoke_cmd = sub.add_parser("smoke-zips", help="solutions.zip and stubs.zip for Gradescope's Test Autograder")
+    smoke_cmd.add_argument("out")
     grade_cmd = sub.add_parser("grade")
     grade_cmd.add_argument("--submission", help="a folder or a .zip (default: the solutions)")
     grade_cmd.add_argument("--keep", help="use this folder as /autograder and keep it")
@@ -157,6 +174,9 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.command == "zip":
         print(build_zip(args.path))
+        return 0
+    if args.command == "smoke-zips":
+        print("\n".join(smoke_zips(args.out)))
         return 0
     return grade(args.submission, args.keep, args.expect)
 

@@ -34,20 +34,24 @@ class Isolation:
         self.tree = tree
         self.missing = list(layers.why_not)
         self.tree_note = ""
+        self.lock = None  # chroot: the tree's lock, held for the whole grading
         self.area = ""  # chroot / none: this grading's folder (as this process sees it)
         self.placed: dict[str, str] = {}  # a code folder -> where the workers see it
         self.scratch = ""  # chroot / none: the folder the current workers may write (and their home)
         if self.root == "chroot":
             try:
+                self.lock = jailtree.lock(tree)
                 built, self.tree_note = jailtree.ready(tree)
                 self.tree_note = ("built now: " if built else "") + self.tree_note
             except (OSError, jailtree.TreeError) as error:
                 self.missing.append(("chroot", f"the jail tree at {tree} could not be made ready: {error}"))
                 self.root = "none"
+                self._unlock()
         if self.root != "empty":
             self.area = self._make_area()
             self.harness_seen = self.place(harness, "harness")
-            self.scratch = os.path.join(self.area, "tmp")
+            self.scratch = os.path.join(tree, jailtree.SCRATCH) if self.root == "chroot" else \
+                os.path.join(self.area, "tmp")
 
     def _make_area(self) -> str:
         """This grading's folder: root's, readable by its uid's group alone (other gradings' uids see nothing)."""
@@ -94,10 +98,10 @@ class Isolation:
         return {**jail, "tree": self.tree if self.root == "chroot" else None, "workdir": self.seen(self.scratch)}
 
     def env(self) -> dict[str, str]:
-        """What differs in a worker's environment: its home and temporary folder."""
-        if self.root == "empty":
-            return {}
-        return {"HOME": self.seen(self.scratch), "TMPDIR": self.seen(self.scratch)}
+        """What differs in a worker's environment: its home and temporary folder (/tmp in a jail)."""
+        if self.root == "none":
+            return {"HOME": self.scratch, "TMPDIR": self.scratch}
+        return {}
 
     def fresh_scratch(self) -> None:
         """Before a set of workers starts: the folder they may write (chroot, none; the empty root gives each
@@ -117,19 +121,28 @@ class Isolation:
     def close(self) -> None:
         if self.area:
             sandbox.remove_tree(self.area)
+        if self.root == "chroot":
+            sandbox.remove_tree(self.scratch)
+        self._unlock()
 
-    def layer_names(self) -> list[str]:
-        names = [f"uid {self.uid} (no capabilities, no_new_privs, limits)"]
+    def _unlock(self) -> None:
+        if self.lock is not None:
+            self.lock.close()
+            self.lock = None
+
+    def layer_names(self, uid: bool = True) -> list[str]:
+        names = [f"uid {self.uid if uid else 'of its own'} (no capabilities, no_new_privs, limits)"]
         names += ["seccomp"] if self.layers.seccomp else []
         names += {"empty": ["namespaces: mount (empty root), IPC, network"], "chroot": [f"chroot ({self.tree})"],
                   "none": []}[self.root]
         return names
 
-    def describe(self) -> str:
-        """One line: the layers in force and those missing, with why."""
+    def describe(self, uid: bool = True) -> str:
+        """One line: the layers in force and those missing, with why (``uid``: with the uid's number, which
+        differs from grading to grading)."""
         missing = "; ".join(f"{layer}: {why}" for layer, why in self.missing
                             if not (layer == "chroot" and self.root == "empty"))
-        return "isolation: " + ", ".join(self.layer_names()) + (f" (missing: {missing})" if missing else "")
+        return "isolation: " + ", ".join(self.layer_names(uid)) + (f" (missing: {missing})" if missing else "")
 
 
 def python_dirs() -> list[str]:

@@ -15,13 +15,17 @@ from, so a module torch imports lazily must be found where it was outside):
   dynamic loader's own answer), and the symbolic links on the way to each (merged /usr: /lib -> usr/lib);
 * the world-readable files of /etc (hosts, nsswitch.conf, passwd: what gloo's name lookups read);
 * /dev/null, zero, full, random and urandom, where ``mknod`` is allowed (Docker allows it);
-* ``minddp/`` (mode 0711): one folder per grading, made by the grader (``sandbox.grading_area``).
+* ``minddp/`` (mode 0711): one folder per grading, made by the grader (``isolation.py``): the code and the
+  harness it grades with;
+* ``tmp``: made afresh by the grader for each set of workers, their uid's alone (0700), and ``var/tmp`` and
+  ``dev/shm`` symlinks to it: the one place they can write, at the paths it has on any machine (one grading
+  at a time uses a tree: ``Isolation`` holds its lock).
 
-Only what every user could read anyway goes in: regular files that are world-readable, hard-linked (no copy,
+Only what every user could read anyway goes in: regular files of root's that are world-readable and writable
+by no one else, hard-linked (no copy,
 where the tree is on the same file system; overlayfs copies a file up the first time it is linked) or
 copied; folders root's, 0755; symbolic links as they are. No /proc (it cannot be mounted without
-``CAP_SYS_ADMIN``: a worker sees no process at all), no /tmp (each check gets a folder of its own in its
-grading's folder, removed after it), no /sys, /home, /root, /run, /var.
+``CAP_SYS_ADMIN``: a worker sees no process at all), no /sys, /home, /run, nothing else of /var.
 """
 
 from __future__ import annotations
@@ -42,6 +46,7 @@ from grader.sandbox import links_on_the_way, remove_tree
 
 MANIFEST = ".minddp-jail.json"
 AREA = "minddp"  # the folder of the gradings' own folders, inside the tree
+SCRATCH = "tmp"  # the workers' writable folder, inside the tree (made by the grader for each set of workers)
 DEVICES = ("null", "zero", "full", "random", "urandom")
 _LDD_BATCH = 100  # files per ldd call
 
@@ -128,9 +133,9 @@ class _Builder:
         os.symlink(text, target)
 
     def file(self, path: str, st: os.stat_result) -> None:
-        if not stat.S_ISREG(st.st_mode) or not st.st_mode & stat.S_IROTH:
-            self.skipped += 1  # what no other user could read stays out
-            return
+        if not stat.S_ISREG(st.st_mode) or st.st_uid != 0 or not st.st_mode & stat.S_IROTH or st.st_mode & 0o022:
+            self.skipped += 1  # root's files that everyone may read and no one else write, or nothing:
+            return  # a hard link is the file itself, so one writable by others would join the gradings
         target = self.inside(path)
         if os.path.lexists(target):
             return
@@ -212,6 +217,9 @@ def build(tree: str) -> dict:
     devices = builder.devices()
     os.mkdir(os.path.join(tree, AREA), 0o711)  # traversable, not listable: each grading's folder is its own
     os.chmod(os.path.join(tree, AREA), 0o711)
+    remove_tree(os.path.join(tree, SCRATCH))
+    for link in ("var/tmp", "dev/shm"):  # (no mount can make them separate folders)
+        builder.symlink("/" + link, os.path.relpath("/" + SCRATCH, os.path.dirname("/" + link)))
     manifest = {**fingerprint(), "libraries": len(libraries), "linked": builder.linked, "copied": builder.copied,
                 "copied_mb": round(builder.copied_bytes / 2**20, 1), "left_out": builder.skipped,
                 "devices": devices, "seconds": round(time.monotonic() - began, 1)}
@@ -231,6 +239,8 @@ def problem(tree: str) -> str | None:
     if not stat.S_ISDIR(st.st_mode) or st.st_uid != 0 or stat.S_IMODE(st.st_mode) != 0o755:
         return f"{tree} is not a folder of root's with mode 0755"
     for name in os.listdir(tree):
+        if name == SCRATCH:
+            continue  # the workers' (the grader makes it afresh for each set of them)
         entry = os.lstat(os.path.join(tree, name))
         if entry.st_uid != 0 or (not stat.S_ISLNK(entry.st_mode) and entry.st_mode & 0o022):
             return f"{tree}/{name} is not root's alone (owner {entry.st_uid}, mode {stat.filemode(entry.st_mode)})"
@@ -244,16 +254,21 @@ def problem(tree: str) -> str | None:
     return None
 
 
+def lock(tree: str):
+    """The tree's lock, held (exclusively) by whoever builds the tree or grades in it: one at a time."""
+    handle = open(tree.rstrip("/") + ".lock", "w")
+    fcntl.flock(handle, fcntl.LOCK_EX)
+    return handle
+
+
 def ready(tree: str) -> tuple[bool, str]:
-    """Make sure ``tree`` can be used, building it if needed (one builder at a time: a lock beside it).
+    """Make sure ``tree`` can be used, building it if needed; the caller holds ``lock(tree)``.
     Returns (whether it was built now, a one-line description)."""
-    with open(tree.rstrip("/") + ".lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        built = problem(tree) is not None
-        if built:
-            build(tree)
-        with open(os.path.join(tree, MANIFEST), encoding="utf-8") as f:
-            manifest = json.load(f)
+    built = problem(tree) is not None
+    if built:
+        build(tree)
+    with open(os.path.join(tree, MANIFEST), encoding="utf-8") as f:
+        manifest = json.load(f)
     return built, describe(manifest)
 
 

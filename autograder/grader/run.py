@@ -100,7 +100,8 @@ class Grader:
         self.timeouts: dict[str, int] = {}
         self.import_hangs: dict[str, str] = {}  # part -> the student file that never finished importing
         self.spent: dict[str, float] = {}  # seconds each part's checks took so far
-        self.budgets: dict[str, float] = {}  # part -> its time budget (from the reference's times)
+        self.budgets: dict[str, float] = {}  # part -> its time budget (from the reference's times, carved from the whole)
+        self.deadline = float("inf")  # time.monotonic() by which the student pass must be over (``main``)
         self.keys: dict[int, dict[str, str]] = {}  # id of a Run (all live as long as the grading) -> its keys
         self.variants: dict[str, Variant] = {}
         self.isolation: Isolation | None = None
@@ -171,6 +172,7 @@ class Grader:
     # -- 6. the student pass ---------------------------------------------------------------------------------
     def student_pass(self) -> list[TestResult]:
         entries: list[TestResult] = []
+        self.carve_budgets()
         for part in [p for p in PART_ORDER if p in self.parts]:
             for check in [c for c in self.checks if c.part == part and in_scope(c.number, self.parts, self.only)]:
                 entries += self.grade_check(check)
@@ -228,9 +230,12 @@ class Grader:
                     entry.output = (f"Not run: {TIMEOUTS_BEFORE_GIVING_UP} earlier checks of this part did not finish "
                                     "in time (see their output), so the rest of it is not attempted.")
                 elif self.spent.get(group, 0.0) > self.budget(group):
-                    entry.output = (f"Not run: the earlier checks of this part used up its time ({self.budget(group):.0f} "
-                                    f"s: {PART_BUDGET_FLOOR_S:.0f} s plus {PART_BUDGET_FACTOR:g} times what the "
-                                    "reference took for all of the part's runs), so the rest of it is not attempted.")
+                    entry.output = (f"Not run (time budget): the earlier checks of this part used up its time "
+                                    f"({self.budget(group):.0f} s{self.budget_why(group)}), so the rest of it is not "
+                                    "attempted.")
+                elif self.time_left() <= 0:
+                    entry.output = ("Not run (time budget): the grading's time is up (it must end before "
+                                    "Gradescope's limit), so the rest of it is not attempted.")
                 else:
                     began = time.monotonic()
                     failure = self.first_failure(check, kind_runs, variant, pools, group)
@@ -249,10 +254,31 @@ class Grader:
         return entries
 
     def budget(self, group: str) -> float:
-        """How long a part's checks may take in all: from the reference's time for every run of the part."""
+        """How long a part's checks may take in all (``carve_budgets``)."""
         if group not in self.budgets:
             self.budgets[group] = self.part_budget(group)
         return self.budgets[group]
+
+    def carve_budgets(self) -> None:
+        """Each part's budget: what the reference's times say it needs (``part_budget``), unless the parts'
+        needs add up to more than the time left before the grading must end: then each gets its share of that
+        time, in proportion to its need, so that every part is attempted and the grading ends in time."""
+        groups = list(dict.fromkeys("bonus" if c.bonus else c.part for c in self.checks
+                                    if c.part in self.parts and in_scope(c.number, self.parts, self.only)))
+        needs = {group: self.part_budget(group) for group in groups}
+        left = self.time_left()
+        scale = min(1.0, left / sum(needs.values())) if needs and sum(needs.values()) > 0 else 1.0
+        self.budgets = {group: need * scale for group, need in needs.items()}
+        self.scaled = scale < 1.0
+
+    def budget_why(self, group: str) -> str:
+        formula = (f"{PART_BUDGET_FLOOR_S:.0f} s plus {PART_BUDGET_FACTOR:g} times what the reference took for all "
+                   "of the part's runs")
+        return f": its share of the grading's time, which cannot hold {formula} for every part" \
+            if getattr(self, "scaled", False) else f": {formula}"
+
+    def time_left(self) -> float:
+        return self.deadline - time.monotonic()
 
     def part_budget(self, group: str) -> float:
         total = 0.0
@@ -295,8 +321,12 @@ class Grader:
             try:
                 kwargs = candidate_kwargs(run, ref, ref_s)
                 got = self.launch(variant, run, kwargs) if run.fn == "launch" else \
-                    self.student_call(variant, run, kwargs, pools, deadline_s(ref_s), memory_cap_mb(ref_mb))
+                    self.student_call(variant, run, kwargs, pools, self.run_deadline(deadline_s(ref_s)),
+                                      memory_cap_mb(ref_mb))
             except ScenarioError as error:
+                if error.timed_out and self.time_left() <= 0:
+                    return message(check, run, "Stopped (time budget): the grading's time ran out while this run "
+                                               "was going (it must end before Gradescope's limit).")
                 if error.timed_out:
                     self.timeouts[group] = self.timeouts.get(group, 0) + 1
                     stuck = self.stuck_importing(error, variant)
@@ -304,6 +334,9 @@ class Grader:
                         self.import_hangs[group] = stuck
                 return message(check, run, scenario_failure(error))
             except LaunchFailed as error:
+                if error.timed_out and self.time_left() <= 0:
+                    return message(check, run, "Stopped (time budget): the grading's time ran out while the launch "
+                                               "was going (it must end before Gradescope's limit).")
                 if error.timed_out:
                     self.timeouts[group] = self.timeouts.get(group, 0) + 1
                 return message(check, run, str(error))
@@ -313,6 +346,10 @@ class Grader:
             if key[1] in self.rerun:
                 self.cache[key] = (kwargs, got)
         return judge(check, Outcome(run, got, ref, mistakes, kwargs))
+
+    def run_deadline(self, seconds: float) -> float:
+        """A run's deadline, never past the grading's own (a run cut short by that says so: ``timed_out``)."""
+        return max(1.0, min(seconds, self.time_left()))
 
     def stuck_importing(self, error: ScenarioError, variant: Variant) -> str | None:
         """The student file a timed-out rank was still importing (a module-level frame of it on the stack
@@ -364,7 +401,7 @@ class Grader:
                                  max_rss_mb=WORKER_MAX_RSS_MB, max_output_mb=WORKER_MAX_OUTPUT_MB)
         pool.torchrun_envs, pool.values = TORCHRUN_ENVS[str(nproc)], kwargs["values"]
         try:
-            return pool.run_launch(deadline_s(2 * self.reference.pool_start_s))
+            return pool.run_launch(self.run_deadline(deadline_s(2 * self.reference.pool_start_s)))
         finally:
             pool.close(graceful=False)
 
@@ -388,7 +425,7 @@ class Grader:
         entry = TestResult("Integrity report (staff only)", "0.1", 0.0, part="0", visibility="hidden", status="passed")
         entry.output = ("Constructs in the student's files that deserve a look (not a verdict):\n  "
                         + "\n  ".join(self.integrity)) if self.integrity else "Nothing unusual found."
-        entry.output += "\n\n" + (self.isolation.describe() if self.isolation else "isolation: none (not root)")
+        entry.output += "\n\n" + (self.isolation.describe(uid=False) if self.isolation else "isolation: none (not root)")
         return entry
 
 
@@ -493,6 +530,9 @@ def main(argv: list[str] | None = None) -> int:
                                        "made (a default Docker container). Default: SOURCE/../jail, built by setup.sh "
                                        "(or by the first grading that needs it)")
     parser.add_argument("--build-jail", action="store_true", help="setup.sh: build the jail tree only")
+    parser.add_argument("--time-limit-s", type=float, default=settings.TIME_LIMIT_S,
+                        help=f"Gradescope's timeout for the assignment (default {settings.TIME_LIMIT_S} s, from "
+                             f"grader/settings.py); the grading ends {settings.TIME_MARGIN_S} s before it")
     parser.add_argument("--parts", help="staff tools: grade only these parts (comma-separated); the others are not "
                                         "listed and count as passed, as the reference solution's do (mutation.py: "
                                         "the parts that read none of a mutant's edited files, grader/parts.py)")
@@ -538,6 +578,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         os.chdir(workdir)  # never in the source folder: a relative path must not reach it
         grader = Grader(source, submission, workdir, layers, parts, checks, tree)
+        grader.deadline = began + args.time_limit_s - settings.TIME_MARGIN_S
         grader.notes += notes
         grader.static_checks()
         grader.start_server()

@@ -1,5 +1,8 @@
 """Kernel-enforced isolation for untrusted student code (Linux, root, standard library only).
 
+Which layers a machine allows: ``isolation_layers()`` (each tried for real in a throw-away child); layers 1-3
+need CAP_SYS_ADMIN, which a default Docker container lacks (``root="chroot"`` below).
+
 How it is used: the grader (root) starts a fork server that calls ``enter_network_namespace()`` once, imports
 torch once, and then forks one worker per request. Each worker, right after the fork (single-threaded, still
 root), calls ``enter(jail)`` and only then imports student code. Workers never exec (a launcher jailed with
@@ -64,6 +67,15 @@ The layers, in the order ``enter`` sets them up, and what each one is for:
    Then every mount is made read-only (``mount_setattr`` recursively, or one by one; see below), the
    scratch tmpfs and the writable binds are made read-write again, and the result is checked: exactly
    those are read-write. The root tmpfs is read-only, so nothing can be created outside them.
+
+   ``root="chroot"`` (a container without CAP_SYS_ADMIN, e.g. Docker's default: no mount namespace, no mounts):
+   ``chroot(tree)``, a tree prepared in advance (``jailtree.py``), then ``chdir(workdir)``. No bind, readable
+   folder or tmpfs can be made: the tree holds what the worker needs, the grader made ``workdir`` (the only
+   folder the uid may write). No /proc: the process's own /proc/self/status is opened before the chroot
+   and read through that descriptor for the checks below, then closed. The IPC namespace (3.) is replaced
+   by seccomp's refusal of System V IPC and POSIX message queues; there is no network namespace.
+
+   ``root="none"`` (neither CAP_SYS_ADMIN nor CAP_SYS_CHROOT): the host's tree as it is; only ``chdir(workdir)``.
 
    ``root="host"`` (the former behaviour, kept for comparison): the host's whole tree, read-only:
 

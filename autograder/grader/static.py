@@ -19,12 +19,17 @@ BANNED_STRINGS = ("_compute_bucket_assignment_by_size", "ddp_comm_hooks", "_broa
 
 
 def compile_error(source: str, filename: str) -> str | None:
+    """Why Python cannot compile ``source``, or None. Whatever compiling raises is the file's fault, never the
+    grader's: a syntax error, null bytes (ValueError), nesting too deep for the compiler (RecursionError,
+    MemoryError)."""
     try:
         compile(source, filename, "exec", dont_inherit=True)
     except SyntaxError as error:
         return f"{filename}, line {error.lineno}: {error.msg}\n    {(error.text or '').rstrip()}"
-    except ValueError as error:  # e.g. null bytes
-        return f"{filename}: {error}"
+    except (ValueError, RecursionError, MemoryError, OverflowError) as error:
+        what = {RecursionError: "it is nested too deeply for Python's compiler",
+                MemoryError: "compiling it needs more memory than Python has"}.get(type(error), str(error)[:200])
+        return f"{filename}: Python cannot compile it: {what}"
     return None
 
 
@@ -78,7 +83,10 @@ def check_file(path: str, display_name: str) -> tuple[str | None, list[str]]:
     error = compile_error(source, display_name)
     if error:
         return error, []
-    return None, banned_uses(source, display_name)
+    try:
+        return None, banned_uses(source, display_name)
+    except (RecursionError, MemoryError):  # compiled, but too deep for the scan: it cannot be checked, so not graded
+        return f"{display_name}: it is nested too deeply to be checked for torch's DDP machinery", []
 
 
 # name -> why it deserves a look; matched against imported modules, called names and attributes.
@@ -106,8 +114,15 @@ def integrity_findings(path: str, display_name: str) -> list[str]:
     try:
         with open(path, "rb") as f:
             tree = ast.parse(f.read().decode("utf-8", errors="replace"), display_name)
-    except (OSError, SyntaxError, ValueError):
+    except (OSError, SyntaxError, ValueError, RecursionError, MemoryError):
         return []
+    try:
+        return _findings(tree, display_name)
+    except (RecursionError, MemoryError):
+        return [f"{display_name}: nested too deeply to scan"]
+
+
+def _findings(tree: ast.AST, display_name: str) -> list[str]:
     prose = {id(node.value) for node in ast.walk(tree)
              if isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant)}
     found = []

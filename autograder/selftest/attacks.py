@@ -1005,9 +1005,10 @@ def _persist():
                 found.append(f"{path} (from pool {mark})")
         except OSError:
             pass
-        try:
-            with open(path, "w") as f:
+        try:  # whole or not at all: the ranks of one pool may share a folder (a chroot jail's /tmp)
+            with open(f"{path}.{os.getpid()}", "w") as f:
                 f.write(me)
+            os.replace(f"{path}.{os.getpid()}", path)
         except OSError:
             pass
     try:
@@ -1214,6 +1215,10 @@ ATTACKS: list = [
     Case("deeply-nested-reply", "bucketing.py writes a reply 200,000 lists deep on its channel: the trusted "
          "side's json.loads raises RecursionError, which is not a ValueError",
          edits={BUCKETING: [(AT_END, DEEP_REPLY)]}, zero=("2",)),
+    Case("nested-too-deep", "bucketing.py ends with an expression nested too deeply for Python's compiler "
+         "(RecursionError, not SyntaxError): Part 2 is 'does not compile', every check is still an entry",
+         edits={BUCKETING: [(AT_END, "\n_DEPTH = 1" + " + 1" * 300_000 + "\n")]}, zero=("2",),
+         says={"2": "nested too deeply"}),
     Case("tensor-shaped-value", "read_torchrun_env returns a DistEnv whose master_addr is "
          "{'__tensor__': 'object', ...}: the trusted side decodes it as a numpy array",
          edits={PROCESS_GROUP: [Function("read_torchrun_env", TENSOR_DICT)]}, full=("2", "3", "4", "5", "6", "A", "B"),
@@ -1299,6 +1304,15 @@ ATTACKS: list = [
          "no run times out, so only the part's time budget (from the reference's own times) can stop it",
          edits={BUCKETING: stub(BUCKETING) + SLOW_BUCKETS}, zero=("2",),
          says={"2": "used up its time"}, waits=True),  # a part's time budget comes from the reference's own times
+    Case("slow-everywhere", "every student file sleeps 6 s when a worker imports it (each check's workers do): "
+         "no run misses its deadline, but the sum is more than the whole grading may take (here a 3-minute limit, "
+         "as if Gradescope's were that): each part gets its share of the time, the rest is 'Not run (time "
+         "budget)', and the grading ends in time with partial credit",
+         edits={path: [(AT_END, "\n\nimport time as _time\n_time.sleep(6)\n")] for path in
+                (PROCESS_GROUP, BUCKETING, REDUCER, DDP, TIMELINE, ANSWERS)},
+         full=(), score=(1, 109), says={"2": "Not run (time budget)"}, time_limit_s=180, waits=True,
+         check=lambda results, isolated: [] if results.get("execution_time", 999) < 180 else
+         [f"the grading took {results.get('execution_time')} s, past its 180 s limit"]),
     Case("memory-after-reply", "rank 0 allocates 1 GiB in a thread right after it replied, while rank 1 "
          "still trains: the memory watch must look at every rank until all have replied",
          edits={REDUCER: [(AT_END, MEMORY_AFTER_REPLY),

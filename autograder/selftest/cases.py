@@ -20,7 +20,7 @@ the written answers) is covered by FULL_REST without touching this file.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 FULL_REST = "rest"
 AT_END = None  # as the "old substring" of an edit: append the new text to the file
@@ -75,6 +75,8 @@ class Case:
     parts: tuple | None = None  # grade only these parts (``--parts``; None: all), the rest as the solutions'
     checks: tuple | None = None  # ... and of them only these checks, with the parts they depend on (``--checks``)
     waits: bool = False  # it waits out deadlines (a hang, a slow run): graded in a slot of its own, beside the jobs
+    isolation: bool = False  # its honest outcome rests on the isolation layers: CI grades it in both configurations
+    time_limit_s: float | None = None  # grade as if Gradescope's timeout were this (``--time-limit-s``); None: settings'
 
 
 # -- hostile code, as a student would paste it --------------------------------------------------------------
@@ -266,3 +268,9 @@ CASES = [
 from selftest.attacks import ATTACKS  # noqa: E402  (attacks on the grader's isolation, in their own file)
 
 CASES += ATTACKS
+# What only the isolation layers hold (files, processes, the network, leftovers, limits): the privileged and the
+# Docker-default configurations differ there, so CI grades these in both (every other case in the Docker one).
+ON_ISOLATION = ("write-results", "read-hidden", "read-reference", "memory-hog", "ref-loader", "recon-visible",
+                "net-reach", "launch-agent-exec", "launch-deep-tree", "launch-resources", "launch-orphans",
+                "spawn-everything", "persist-between-checks", "memory-after-reply")
+CASES = [replace(c, isolation=True) if c.name in ON_ISOLATION else c for c in CASES]

@@ -179,7 +179,7 @@ class Limits:
 
 def grade(source: str, submission: str, folder: str, cache: str | None, timeout_s: float = CASE_TIMEOUT_S,
           python: str = sys.executable, limits: Limits = Limits(), parts: tuple | None = None,
-          checks: tuple | None = None, room=None) -> Graded:
+          checks: tuple | None = None, room=None, time_limit_s: float | None = None) -> Graded:
     """Grade ``submission`` as run_autograder would, in ``folder`` laid out like /autograder: here, or, with a
     ``room`` (sim.Docker), as root in a fresh Gradescope-shaped container from its image."""
     case_source = os.path.join(folder, "source")
@@ -193,6 +193,8 @@ def grade(source: str, submission: str, folder: str, cache: str | None, timeout_
         command += ["--parts", ",".join(parts)]
     if checks is not None:
         command += ["--checks", ",".join(checks)]
+    if time_limit_s is not None:
+        command += ["--time-limit-s", str(time_limit_s)]
     temp = os.path.join(folder, "tmp")  # the grader's TMPDIR: whatever it leaves there is a leak
     os.makedirs(temp)
     log_path = os.path.join(folder, "grader.log")
@@ -464,7 +466,7 @@ class SelfTest:
             if os.path.exists(self.cache):
                 shutil.copyfile(self.cache, cache)  # each grading its own copy: nothing can spoil the next one's
         graded = grade(self.source, submission, folder, cache, python=self.python, limits=self.limits,
-                       parts=case.parts, checks=case.checks, room=self.room)
+                       parts=case.parts, checks=case.checks, room=self.room, time_limit_s=case.time_limit_s)
         if cached and os.path.exists(cache):
             if not os.path.exists(self.cache):
                 shutil.copyfile(cache, self.cache)  # the first grading computed the reference pass

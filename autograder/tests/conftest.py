@@ -27,5 +27,14 @@ def show(request):
 
 @pytest.fixture(scope="session")
 def selftest_instance(tmp_path_factory):
-    """SELFTEST_PYTHON: the Python that runs the grader (default: this one)."""
-    return selftest.SelfTest(str(tmp_path_factory.mktemp("selftest")), os.environ.get("SELFTEST_PYTHON", sys.executable))
+    """SELFTEST_CONFIG: "privileged" (the default: gradings on this machine, as root with every capability) or
+    "docker" (each grading in a fresh container with Docker's defaults, as Gradescope; its image is kept in
+    dist/gradescope-image). SELFTEST_PYTHON: the Python that runs the grader (privileged; default: this one)."""
+    config = os.environ.get("SELFTEST_CONFIG", "privileged")
+    if config not in ("privileged", "docker"):
+        pytest.fail(f"SELFTEST_CONFIG={config!r}: use privileged or docker")
+    room = selftest.docker_room() if config == "docker" else None
+    yield selftest.SelfTest(str(tmp_path_factory.mktemp("selftest")), os.environ.get("SELFTEST_PYTHON", sys.executable),
+                            room=room)
+    if room is not None:
+        room.close()

@@ -56,6 +56,19 @@ def test_compile_error_names_the_line():
     assert "line 2" in compile_error("x = 1\ndef f(:\n", "bucketing.py")
 
 
+def test_whatever_compiling_raises_is_the_files_fault(tmp_path):
+    """An expression nested too deeply makes compile() raise RecursionError, not SyntaxError: it once escaped
+    the grader ("autograder error", no entries at all, score 0)."""
+    deep = "x = 1" + " + 1" * 300_000 + "\n"
+    assert "nested too deeply" in compile_error(deep, "minddp/bucketing.py")
+    assert "null" in compile_error("x = 1\0\n", "minddp/bucketing.py")
+    path = tmp_path / "bucketing.py"
+    path.write_text(deep)
+    error, banned = check_file(str(path), "minddp/bucketing.py")
+    assert "nested too deeply" in error and banned == []
+    assert integrity_findings(str(path), "minddp/bucketing.py") == []  # not parsable: nothing to list
+
+
 def test_integrity_report_flags_what_could_hide_an_attempt(tmp_path):
     source = tmp_path / "reducer.py"
     source.write_text("import marshal, sys\nexec(marshal.loads(b''))\nx = getattr(sys, 'mod' + 'ules')\n"

@@ -5,9 +5,12 @@ solutions) and reused; deadlines are the grader's own. The solutions are graded 
 results.json must be identical (except execution_time and extra_data).
 
 Knobs (environment): SELFTEST (which cases: "fast", the default of `make test`: the solutions and the stubs;
-"all", as CI sets it; or comma-separated names), SELFTEST_JOBS (cases graded at the same time, default 2),
-SELFTEST_PYTHON (the Python that runs the grader). The upload attacks of attacks.py (UPLOADS) run with
-SELFTEST=all or by name.
+"all"; "isolation": those whose outcome rests on the isolation layers (``Case.isolation``) and the fast ones;
+or comma-separated names), SELFTEST_CONFIG ("privileged", the default, or "docker": each grading in a fresh
+Gradescope-shaped container), SELFTEST_JOBS (cases graded at the same time, default 2), SELFTEST_PYTHON (the
+Python that runs the grader, privileged). The upload attacks of attacks.py (UPLOADS) run with SELFTEST=all or
+by name. CI: SELFTEST=all in the Docker-default configuration (`make docker`), SELFTEST=isolation in the
+privileged one (`make test`).
 """
 
 from __future__ import annotations
@@ -23,7 +26,8 @@ from selftest.cases import CASES
 
 CHOICE = os.environ.get("SELFTEST", "fast")
 FAST = ("solutions", "stubs")
-SELECTED = CASES if CHOICE == "all" else [c for c in CASES if c.name in (FAST if CHOICE == "fast" else CHOICE.split(","))]
+SELECTED = CASES if CHOICE == "all" else [c for c in CASES if c.isolation or c.name in FAST] if CHOICE == "isolation" \
+    else [c for c in CASES if c.name in (FAST if CHOICE == "fast" else CHOICE.split(","))]
 SOLUTIONS_RUNS = 3 if CHOICE == "all" else 2
 # Uploads that Case.edits cannot express (links, devices, crafted zips): with SELFTEST=all, or by name.
 UPLOADS_SELECTED = [u for u in UPLOADS if CHOICE == "all" or u.case.name in CHOICE.split(",")]

@@ -52,3 +52,43 @@ def test_children_trap_every_alias_and_copy_little_of_the_server(tmp_path):
     assert untrapped["left"] and all(n.endswith("._compute_bucket_assignment_by_size") for n in untrapped["left"])
     # The server finds the traps' sites once: a child that read every loaded module itself copied ~50 MB.
     assert trapped["private_mb"] < 25, trapped["private_mb"]
+
+
+# A fork server whose first fork fails as it would with no process left to be had (the machine's pid limit).
+FAILING_FORK = """
+import os
+import sys
+
+import grading.pool
+
+real, calls = os.fork, []
+
+
+def fork():
+    calls.append(1)
+    if len(calls) == 1:
+        raise OSError(11, "Resource temporarily unavailable")
+    return real()
+
+
+os.fork = fork
+grading.pool.serve(int(sys.argv[2]))
+"""
+
+
+def test_a_failed_fork_fails_that_request_and_the_server_lives_on(tmp_path):
+    (tmp_path / "failing_fork.py").write_text(FAILING_FORK)
+    server = ForkServer(module="failing_fork", paths=[str(tmp_path), SOLUTIONS], env=trusted_env())
+    try:
+        try:
+            with WorkerPool(server, 1, paths=[SOLUTIONS], env=trusted_env()) as pool:
+                pool.start()
+            raise AssertionError("the first fork failed, yet a worker started")
+        except RuntimeError as error:
+            assert "no worker could be started: fork: Resource temporarily unavailable" in str(error)
+        assert server.alive()
+        with WorkerPool(server, 1, paths=[SOLUTIONS], env=trusted_env()) as pool:
+            pool.start()  # the next request gets its worker
+            assert pool.pids
+    finally:
+        server.stop()

@@ -289,6 +289,7 @@ class ForkServer:
         theirs.close()
         self.sock = ours
         self.forked: list[int] = []  # pids reported, not yet claimed
+        self.failed: list[str] = []  # forks the server could not make (why), not yet claimed
         self.exits: dict[int, int] = {}  # pid -> exit code (negative: the signal that killed it)
 
     def alive(self) -> bool:
@@ -301,6 +302,8 @@ class ForkServer:
             raise RuntimeError(f"the fork server is gone; its output ends with:\n{tail_of(self.log)}") from None
         deadline = time.monotonic() + timeout_s
         while not self.forked:
+            if self.failed:
+                raise RuntimeError(f"no worker could be started: {self.failed.pop(0)}")
             if time.monotonic() > deadline or not self.alive():
                 self.stop()  # a late report must never be taken for the next request's worker
                 raise RuntimeError(f"the fork server did not start a worker within {timeout_s:.0f} s; its "
@@ -320,6 +323,8 @@ class ForkServer:
                 break  # the server died (or said something odd): its workers are killed by their pool
             if "forked" in report:
                 self.forked.append(int(report["forked"]))
+            elif "failed" in report:
+                self.failed.append(str(report["failed"])[:200])
             elif "exited" in report:
                 self.exits[int(report["exited"])] = int(report["code"])
 
@@ -378,7 +383,13 @@ def serve(fd: int, child_setup: Callable[[dict], None] | None = None,
         message, fds, _, _ = socket.recv_fds(sock, 1 << 20, 3)
         if not message:
             os._exit(0)  # the caller is gone; it kills its workers itself
-        pid = os.fork()
+        try:
+            pid = os.fork()
+        except OSError as error:  # no process to be had (the machine's limit, or its memory): this request fails,
+            for f in fds:  # the server lives on for the next one
+                os.close(f)
+            sock.send(json.dumps({"failed": f"fork: {error.strerror}"}).encode())
+            continue
         if pid == 0:
             try:
                 signal.set_wakeup_fd(-1)
