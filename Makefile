@@ -157,7 +157,7 @@ limits: $(STAMP) check-sync ## Gradescope's limits (root): gradescope-sim on sol
 ifeq ($(shell id -u),0)
 	$(PY) autograder/sim.py --config docker --image $(GRADESCOPE_IMAGE) --reuse-setup --submission solutions --expect 110
 	$(PY) autograder/sim.py --config docker --image $(GRADESCOPE_IMAGE) --reuse-setup --submission stubs --expect 0
-	@root=$$(mktemp -d /tmp/minddp-limits-XXXXXX) && trap 'rm -rf "$$root"' EXIT && chmod 755 "$$root" && \
+	@root=$$(mktemp -d /var/cache/minddp-limits-XXXXXX) && trap 'rm -rf "$$root"' EXIT && chmod 755 "$$root" && \
 	$(PY) autograder/sim.py --config privileged --root "$$root/autograder" --submission solutions --expect 110
 	$(PY) autograder/selftest/run.py --cases $(LIMITS_CASES) --cpus 0.25 --hog 2 --jobs 2
 else

@@ -188,7 +188,7 @@ class Image:
     def __init__(self, workdir: str | None = None, moby: str = MOBY):
         self.moby = moby
         ensure_tools(moby)
-        self.workdir = workdir or tempfile.mkdtemp(prefix="minddp-container-", dir="/var/tmp")
+        self.workdir = os.path.abspath(workdir or tempfile.mkdtemp(prefix="minddp-container-", dir="/var/tmp"))
         self.disk = os.path.join(self.workdir, "disk")
         self.file = os.path.join(self.workdir, "layers.ext4")
         os.makedirs(self.disk, exist_ok=True)

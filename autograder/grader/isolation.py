@@ -38,20 +38,21 @@ class Isolation:
         self.area = ""  # chroot / none: this grading's folder (as this process sees it)
         self.placed: dict[str, str] = {}  # a code folder -> where the workers see it
         self.scratch = ""  # chroot / none: the folder the current workers may write (and their home)
+        self.scratch_seen = ""  # chroot: where they see it (the tree's /tmp, or /scratch)
         if self.root == "chroot":
             try:
                 self.lock = jailtree.lock(tree)
-                built, self.tree_note = jailtree.ready(tree)
-                self.tree_note = ("built now: " if built else "") + self.tree_note
-            except (OSError, jailtree.TreeError) as error:
+                built, manifest = jailtree.ready(tree)
+                self.tree_note = ("built now: " if built else "") + jailtree.describe(manifest)
+                self.scratch_seen = manifest["scratch"]
+            except (OSError, KeyError, jailtree.TreeError) as error:
                 self.missing.append(("chroot", f"the jail tree at {tree} could not be made ready: {error}"))
                 self.root = "none"
                 self._unlock()
         if self.root != "empty":
             self.area = self._make_area()
             self.harness_seen = self.place(harness, "harness")
-            self.scratch = os.path.join(tree, jailtree.SCRATCH) if self.root == "chroot" else \
-                os.path.join(self.area, "tmp")
+            self.scratch = tree + self.scratch_seen if self.root == "chroot" else os.path.join(self.area, "tmp")
 
     def _make_area(self) -> str:
         """This grading's folder: root's, readable by its uid's group alone (other gradings' uids see nothing)."""
@@ -98,10 +99,10 @@ class Isolation:
         return {**jail, "tree": self.tree if self.root == "chroot" else None, "workdir": self.seen(self.scratch)}
 
     def env(self) -> dict[str, str]:
-        """What differs in a worker's environment: its home and temporary folder (/tmp in a jail)."""
-        if self.root == "none":
-            return {"HOME": self.scratch, "TMPDIR": self.scratch}
-        return {}
+        """What differs in a worker's environment: its home and temporary folder (/tmp, in a jail, as anywhere)."""
+        if self.root == "empty" or self.seen(self.scratch) == "/tmp":
+            return {}
+        return {"HOME": self.seen(self.scratch), "TMPDIR": self.seen(self.scratch)}
 
     def fresh_scratch(self) -> None:
         """Before a set of workers starts: the folder they may write (chroot, none; the empty root gives each

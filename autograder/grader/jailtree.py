@@ -19,7 +19,8 @@ from, so a module torch imports lazily must be found where it was outside):
   harness it grades with;
 * ``tmp``: made afresh by the grader for each set of workers, their uid's alone (0700), and ``var/tmp`` and
   ``dev/shm`` symlinks to it: the one place they can write, at the paths it has on any machine (one grading
-  at a time uses a tree: ``Isolation`` holds its lock).
+  at a time uses a tree: ``Isolation`` holds its lock). Where the Python installation itself is under /tmp
+  (a clone there), the folder is ``/scratch`` instead, and the workers' TMPDIR and HOME name it.
 
 Only what every user could read anyway goes in: regular files of root's that are world-readable and writable
 by no one else, hard-linked (no copy,
@@ -195,11 +196,14 @@ def build(tree: str) -> dict:
     in it; what an earlier build linked), except the gradings' folders."""
     began = time.monotonic()
     tree = os.path.realpath(tree)
+    dirs = python_import_dirs()
+    # The workers' folder is the tree's /tmp, as on any machine, unless the Python installation lives under
+    # /tmp (a clone in /tmp, a staff member's `make grade`): then /scratch, and TMPDIR says so.
+    scratch = "/scratch" if any(_under(d, "/tmp") for d in dirs) else "/" + SCRATCH
     os.makedirs(tree, mode=0o755, exist_ok=True)
     os.chmod(tree, 0o755)
     remove_tree(os.path.join(tree, AREA))
     builder = _Builder(tree)
-    dirs = python_import_dirs()
     for folder in dirs:
         builder.path(folder)
     objects = [os.path.realpath(sys.executable), *_shared_objects([os.path.realpath(d) for d in dirs])]
@@ -217,16 +221,22 @@ def build(tree: str) -> dict:
     devices = builder.devices()
     os.mkdir(os.path.join(tree, AREA), 0o711)  # traversable, not listable: each grading's folder is its own
     os.chmod(os.path.join(tree, AREA), 0o711)
-    remove_tree(os.path.join(tree, SCRATCH))
-    for link in ("var/tmp", "dev/shm"):  # (no mount can make them separate folders)
-        builder.symlink("/" + link, os.path.relpath("/" + SCRATCH, os.path.dirname("/" + link)))
-    manifest = {**fingerprint(), "libraries": len(libraries), "linked": builder.linked, "copied": builder.copied,
+    if scratch == "/" + SCRATCH:
+        remove_tree(os.path.join(tree, SCRATCH))
+        for link in ("/var/tmp", "/dev/shm"):  # (no mount can make them folders of their own)
+            if not any(_under(d, link) for d in dirs):
+                builder.symlink(link, os.path.relpath(scratch, os.path.dirname(link)))
+    manifest = {**fingerprint(), "scratch": scratch, "libraries": len(libraries), "linked": builder.linked, "copied": builder.copied,
                 "copied_mb": round(builder.copied_bytes / 2**20, 1), "left_out": builder.skipped,
                 "devices": devices, "seconds": round(time.monotonic() - began, 1)}
     with open(os.path.join(tree, MANIFEST), "w", encoding="utf-8") as f:
         json.dump(manifest, f, indent=1)
     os.chmod(os.path.join(tree, MANIFEST), 0o644)
     return manifest
+
+
+def _under(path: str, folder: str) -> bool:
+    return path == folder or path.startswith(folder + "/")
 
 
 def problem(tree: str) -> str | None:
@@ -239,8 +249,8 @@ def problem(tree: str) -> str | None:
     if not stat.S_ISDIR(st.st_mode) or st.st_uid != 0 or stat.S_IMODE(st.st_mode) != 0o755:
         return f"{tree} is not a folder of root's with mode 0755"
     for name in os.listdir(tree):
-        if name == SCRATCH:
-            continue  # the workers' (the grader makes it afresh for each set of them)
+        if name in (SCRATCH, "scratch") and os.lstat(os.path.join(tree, name)).st_uid != 0:
+            continue  # the workers' folder (the grader makes it afresh for each set of them)
         entry = os.lstat(os.path.join(tree, name))
         if entry.st_uid != 0 or (not stat.S_ISLNK(entry.st_mode) and entry.st_mode & 0o022):
             return f"{tree}/{name} is not root's alone (owner {entry.st_uid}, mode {stat.filemode(entry.st_mode)})"
@@ -261,15 +271,14 @@ def lock(tree: str):
     return handle
 
 
-def ready(tree: str) -> tuple[bool, str]:
+def ready(tree: str) -> tuple[bool, dict]:
     """Make sure ``tree`` can be used, building it if needed; the caller holds ``lock(tree)``.
-    Returns (whether it was built now, a one-line description)."""
+    Returns (whether it was built now, its manifest)."""
     built = problem(tree) is not None
     if built:
         build(tree)
     with open(os.path.join(tree, MANIFEST), encoding="utf-8") as f:
-        manifest = json.load(f)
-    return built, describe(manifest)
+        return built, json.load(f)
 
 
 def describe(manifest: dict) -> str:

@@ -58,16 +58,22 @@ def uid():
     return sandbox.pick_uid()
 
 
+def seen_scratch(tree: str) -> str:
+    """Where the workers' folder is in the tree: /tmp, or /scratch where the Python installation is under /tmp."""
+    with open(os.path.join(tree, jailtree.MANIFEST), encoding="utf-8") as f:
+        return json.load(f)["scratch"]
+
+
 @pytest.fixture
 def scratch(tree, uid):
-    """A grading's folder, and the tree's /tmp that only ``uid`` may write, as grader/isolation.py makes them."""
+    """A grading's folder, and the workers' folder that only ``uid`` may write, as grader/isolation.py makes them."""
     area = os.path.join(tree, jailtree.AREA, str(uid))
     os.mkdir(area, 0o750)
     os.chown(area, 0, uid)
-    folder = os.path.join(tree, jailtree.SCRATCH)
+    folder = tree + seen_scratch(tree)
     os.mkdir(folder, 0o700)
     os.chown(folder, uid, uid)
-    yield "/" + jailtree.SCRATCH
+    yield seen_scratch(tree)
     sandbox.kill_uid(uid)
     sandbox.remove_tree(area)
     sandbox.remove_tree(folder)
@@ -157,9 +163,11 @@ def test_a_chrooted_worker_sees_the_tree_only_writes_its_folder_and_has_no_privi
             os.close(fd)
     assert "error" not in report, report
     assert not report["proc"] and set(report["repository"]) <= {".venv"}
-    assert set(report["root"]) <= {"usr", "etc", "lib", "lib64", "lib32", "libx32", "bin", "sbin", "dev", "root",
-                                   "work", "var", "tmp", "minddp", jailtree.MANIFEST}, report["root"]  # /root, /work: on the way
-    assert report["var/tmp, dev/shm"] == ["/tmp", "/tmp"]
+    on_the_way = {p.strip("/").split("/")[0] for p in jailtree.python_import_dirs()}  # e.g. root, work
+    assert set(report["root"]) <= {"usr", "etc", "lib", "lib64", "lib32", "libx32", "bin", "sbin", "dev", "var", "tmp",
+                                   "scratch", "minddp", jailtree.MANIFEST, *on_the_way}, report["root"]
+    if scratch == "/tmp":
+        assert report["var/tmp, dev/shm"] == ["/tmp", "/tmp"]
     assert report["cwd"] == scratch
     assert report["create workdir"] is None
     assert {report[k] for k in ("create /", "create /etc", "create /usr", "create area")} == {errno.EACCES}
@@ -252,7 +260,8 @@ def test_a_gradings_folders_in_the_tree(tree, tmp_path):
         paths = isolation.code_paths(str(code), "student")
         assert paths == [f"/{jailtree.AREA}/{isolation.uid}/code-student", f"/{jailtree.AREA}/{isolation.uid}/harness"]
         assert os.stat(tree + paths[0] + "/minddp/ddp.py").st_mode & 0o777 == 0o644
-        assert isolation.env() == {}  # HOME and TMPDIR stay /tmp, as on any machine
+        assert isolation.env() == ({} if seen_scratch(tree) == "/tmp" else  # HOME and TMPDIR stay /tmp, as anywhere
+                                   {"HOME": "/scratch", "TMPDIR": "/scratch"})
         isolation.fresh_scratch()
         with open(os.path.join(isolation.scratch, "left"), "w") as f:
             f.write("from earlier workers")
@@ -261,7 +270,7 @@ def test_a_gradings_folders_in_the_tree(tree, tmp_path):
         st = os.stat(isolation.scratch)
         assert (st.st_uid, stat.S_IMODE(st.st_mode)) == (isolation.uid, 0o700)
         jail = isolation.jail(str(code))
-        assert (jail["root"], jail["tree"], jail["workdir"]) == ("chroot", tree, "/tmp")
+        assert (jail["root"], jail["tree"], jail["workdir"]) == ("chroot", tree, seen_scratch(tree))
         assert "chroot" in isolation.describe() and "namespaces" not in isolation.layer_names()
     finally:
         isolation.close()
