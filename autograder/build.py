@@ -46,7 +46,21 @@ def copy_code(root: str, into: str) -> None:
             shutil.copyfile(source, os.path.join(into, name))
 
 
-def build_source(out: str) -> str:
+def keep_secret(source: str) -> None:
+    """The hidden inputs' secret (grader/secret.py) of this checkout's builds, kept in dist/: every local build
+    grades with the same hidden inputs, so dist/reference-cache.json stays valid. (The zip has none: setup.sh
+    draws one when Gradescope builds the image.)"""
+    sys.path.insert(0, HERE)
+    from grader import secret
+    kept = os.path.join(REPO, "dist", secret.NAME)
+    os.makedirs(os.path.dirname(kept), exist_ok=True)
+    if not os.path.exists(kept):
+        secret.make(kept)
+    shutil.copyfile(kept, os.path.join(source, secret.NAME))
+    os.chmod(os.path.join(source, secret.NAME), 0o600)
+
+
+def build_source(out: str, secret: bool = True) -> str:
     if os.path.exists(out):
         shutil.rmtree(out)
     os.makedirs(out)
@@ -64,12 +78,14 @@ def build_source(out: str) -> str:
             os.chmod(root, 0o755)
             for name in files:
                 os.chmod(os.path.join(root, name), 0o644)
+    if secret:
+        keep_secret(out)
     return out
 
 
 def build_zip(path: str) -> str:
     with tempfile.TemporaryDirectory() as tmp:
-        source = build_source(os.path.join(tmp, "source"))
+        source = build_source(os.path.join(tmp, "source"), secret=False)
         os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
         with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as zf:
             for root, _, files in os.walk(source):
@@ -130,8 +146,17 @@ def lay_out(submission: str, target: str) -> str:
 
 
 def grade(submission: str | None, keep: str | None = None, expect: float | None = None) -> int:
-    """Lay out a folder like Gradescope's /autograder and run run_autograder in it."""
+    """Lay out a folder like Gradescope's /autograder and run run_autograder in it; results.json is kept as
+    dist/results.json, the folder only with ``keep`` (then it is that folder)."""
     root = keep or tempfile.mkdtemp(prefix="minddp-autograder-")
+    try:
+        return _grade_in(root, submission, expect)
+    finally:
+        if keep is None:
+            subprocess.run(["rm", "-rf", "--one-file-system", root], check=False)
+
+
+def _grade_in(root: str, submission: str | None, expect: float | None) -> int:
     source = build_source(os.path.join(root, "source"))
     kept = os.path.join(REPO, "dist", "reference-cache.json")  # what setup.sh would have made (it checks it fits)
     if os.path.exists(kept):
@@ -149,10 +174,12 @@ def grade(submission: str | None, keep: str | None = None, expect: float | None 
     if os.path.exists(os.path.join(source, "reference-cache.json")):
         os.makedirs(os.path.dirname(kept), exist_ok=True)
         shutil.copyfile(os.path.join(source, "reference-cache.json"), kept)
-    print(f"autograder folder: {root}")
+    results = os.path.join(REPO, "dist", "results.json")
+    shutil.copyfile(os.path.join(root, "results", "results.json"), results)
+    print(f"results.json kept as {os.path.relpath(results)}")
     if expect is not None:
         import json
-        with open(os.path.join(root, "results", "results.json"), encoding="utf-8") as f:
+        with open(results, encoding="utf-8") as f:
             score = json.load(f).get("score")
         if score != expect:
             print(f"expected a score of {expect:g}, got {score}", file=sys.stderr)

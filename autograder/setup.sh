@@ -63,5 +63,7 @@ EOF
 chmod -R go-rwx "$ROOT/source"
 # The rest of the tree: the Python installation's import folders, the shared libraries they load, /etc.
 (cd "$ROOT/source" && "$ROOT/venv/bin/python" -m grader --source "$ROOT/source" --build-jail)
+# The hidden inputs are drawn from a secret made now (grader/secret.py): fixed for this image, unknowable before.
+(cd "$ROOT/source" && "$ROOT/venv/bin/python" -m grader --source "$ROOT/source" --make-secret)
 # The reference pass, once, here: each grading then reuses it (after checking this machine reproduces it).
 (cd "$ROOT/source" && "$ROOT/venv/bin/python" -m grader --source "$ROOT/source" --reference-only)

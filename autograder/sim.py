@@ -47,8 +47,10 @@ from limits import Cgroup, hogs, stop_hogs  # noqa: E402
 
 from grader.reference import CACHE_NAME  # noqa: E402
 from grader.results import gradescope_problems  # noqa: E402
+from grader.secret import NAME as SECRET_NAME  # noqa: E402
 
 SETUP_CACHE = ".setup-reference-cache.json"  # --reuse-setup: the reference cache setup.sh made
+SETUP_SECRET = ".setup-hidden-secret"  # ... and the secret it drew the hidden inputs from
 
 # -- the simulation ------------------------------------------------------------------------------------------
 
@@ -181,6 +183,7 @@ def setup(room, archive: str, torch_index: str | None) -> float:
     if code != 0:
         raise SystemExit(f"setup.sh failed (exit code {code}) in the {room.name} configuration")
     shutil.copyfile(os.path.join(room.here, "source", CACHE_NAME), os.path.join(room.here, "venv", SETUP_CACHE))
+    shutil.copyfile(os.path.join(room.here, "source", SECRET_NAME), os.path.join(room.here, "venv", SETUP_SECRET))
     with open(os.path.join(room.here, "venv", ".setup-done"), "w") as out:
         out.write(setup_stamp(archive))
     return time.monotonic() - began
@@ -191,6 +194,7 @@ def reuse_setup(room) -> None:
     fits this zip, else made anew), the jail tree."""
     source = os.path.join(room.root, "source")
     shutil.copyfile(os.path.join(room.here, "venv", SETUP_CACHE), os.path.join(room.here, "source", CACHE_NAME))
+    shutil.copyfile(os.path.join(room.here, "venv", SETUP_SECRET), os.path.join(room.here, "source", SECRET_NAME))
     python = os.path.join(room.root, "venv", "bin", "python")
     script = (f'chmod -R go-rwx "{source}" && "{python}" -m grader --source "{source}" --reference-only && '
               f'"{python}" -m grader --source "{source}" --build-jail')

@@ -145,8 +145,13 @@ def judge(check: Check, outcome: Outcome) -> str | None:
     return None
 
 
+MESSAGE_CHARS = 6000  # of what a failure says (an exception's text, a stack, output): whatever produced it
+
+
 def message(check: Check, run: Run, text: str) -> str:
     where = f"On {run.label}: " if run.label else ""
+    if len(text) > MESSAGE_CHARS:
+        text = text[:MESSAGE_CHARS] + f"\n... (cut: the message was {len(text):,} characters)"
     return where + text + (f"\n\nHint: {check.hint}" if check.hint else "")
 
 

@@ -176,7 +176,7 @@ def _train(impl: str, model: str, steps: int = 3, seed_per_rank: bool = False, d
            hook: str | None = None, accumulate: int = 1, no_sync: str = "forward", use_b: str = "all",
            lr: float = 0.05, tensors: bool = False, hold_back: bool = False, hold_timeout_s: float = 10.0,
            bucket_indices: list | None = None, progress: dict | None = None, subgroups: list | None = None,
-           buffers_per_rank: bool = False, no_grad_forward: bool = False) -> dict:
+           buffers_per_rank: bool = False, no_grad_forward: bool = False, seed: int = 0) -> dict:
     """Train ``steps`` SGD steps and record what the DDP did.
 
     accumulate: micro-batches per step; all but the last run under ``no_sync`` as chosen by ``no_sync``:
@@ -195,6 +195,7 @@ def _train(impl: str, model: str, steps: int = 3, seed_per_rank: bool = False, d
       own group. ``world_collectives`` counts what a phase launched on the default (world) group.
     buffers_per_rank: every rank's buffers differ before the DDP is built (rank r adds r to them).
     no_grad_forward: each micro-batch starts with a forward under torch.no_grad() (an evaluation).
+    seed: the model's weights and the data are drawn from it (the hidden inputs use seeds no one knows in advance).
     """
     from minddp import models
     rank = dist.get_rank()
@@ -202,7 +203,7 @@ def _train(impl: str, model: str, steps: int = 3, seed_per_rank: bool = False, d
     for ranks in subgroups or []:  # every rank creates every group, in the same order
         created = dist.new_group(ranks)
         group = created if rank in ranks else group
-    module = models.build(model, seed=1000 + rank if seed_per_rank else 0)
+    module = models.build(model, seed=seed + (1000 + rank if seed_per_rank else 0))
     if buffers_per_rank:
         with torch.no_grad():
             for buffer in module.buffers():
@@ -243,7 +244,7 @@ def _train(impl: str, model: str, steps: int = 3, seed_per_rank: bool = False, d
             ctx_b = ddp.no_sync() if skip_sync and no_sync == "backward" else contextlib.nullcontext()
             if no_grad_forward:
                 with torch.no_grad():
-                    ddp(models.batch(model, rank, 10_000 + step * accumulate + micro), **forward_kwargs)
+                    ddp(models.batch(model, rank, 10_000 + step * accumulate + micro, seed=seed), **forward_kwargs)
             if last and no_sync == "nested" and accumulate > 1:
                 with contextlib.suppress(_LeftByException):
                     with ddp.no_sync():
@@ -254,7 +255,7 @@ def _train(impl: str, model: str, steps: int = 3, seed_per_rank: bool = False, d
                     with ddp.no_sync():
                         pass
                 progress["phase"] = "forward"
-                output = ddp(models.batch(model, rank, step * accumulate + micro), **forward_kwargs)
+                output = ddp(models.batch(model, rank, step * accumulate + micro, seed=seed), **forward_kwargs)
                 entry["forward"].append(collectives_since(mark))
                 entry["buffers"].append(digest(dict(module.named_buffers())))
                 mark = collective_mark()

@@ -143,9 +143,9 @@ def build(name: str, seed: int = 0) -> nn.Module:
     return MODELS[name]()
 
 
-def batch(name: str, rank: int, step: int, batch_size: int | None = None) -> torch.Tensor:
-    """Rank ``rank``'s input at ``step``: different on every rank and step, the same for every impl."""
-    generator = torch.Generator().manual_seed(1_000_003 * step + 7919 * rank + 17)
+def batch(name: str, rank: int, step: int, batch_size: int | None = None, seed: int = 0) -> torch.Tensor:
+    """Rank ``rank``'s input at ``step``: different on every rank and step (and ``seed``), the same for every impl."""
+    generator = torch.Generator().manual_seed(1_000_003 * step + 7919 * rank + 17 + 104_729 * seed)
     if name == "tied":
         return torch.randint(0, 64, (batch_size or 16, 12), generator=generator)
     shape = INPUT_SHAPES[name]

@@ -4,12 +4,17 @@
 earn the part of the check's points that its public inputs do not (``Check.public_share``). Hidden-only
 checks, if any, would be declared here as ``Check`` records too. Like the public inputs, each follows
 from a sentence of the handout.
+
+Every check's hidden inputs include some drawn from the grader's secret (``secret.py``, made when the image
+is built): seeds, bucket caps, environments and cases that no one knows in advance, so a table of answers
+computed elsewhere cannot pass them. Their labels say what kind of input they are, never the values.
 """
 
 from __future__ import annotations
 
 import random
 
+from grader.secret import rng
 from grading import part2, part5, part6
 from grading.checks import ANSWER, NONE, Run, train
 from grading.part1 import env, env_run, invalid_run, layout_run
@@ -30,6 +35,35 @@ INVALID = [({k: v for k, v in GOOD.items() if k != name}, name) for name in GOOD
 LAYOUTS = [[rank, lws] for lws in (1, 2, 3, 4, 8) for rank in range(0, 3 * lws)]
 TORCHRUN = [[rank, 12, 4, "10.1.2.3", 29500 + rank] for rank in range(12)] + [[0, 1, 1, "localhost", 80]]
 
+
+def random_envs(r: random.Random, count: int) -> list[dict]:
+    """Valid torchrun environments: nodes of ``local_world`` processes, a rank on one of them."""
+    envs = []
+    for _ in range(count):
+        local_world, nodes = r.choice([1, 2, 3, 4, 6, 8]), r.randint(1, 6)
+        rank = r.randrange(local_world * nodes)
+        envs.append(env(rank, local_world * nodes, rank % local_world, local_world,
+                        r.choice(["10.2.3.4", "node7.cluster", "localhost", "127.0.0.1"]), r.randint(1, 65535)))
+    return envs
+
+
+def random_invalid(r: random.Random, valid: list[dict]) -> list[tuple[dict, str]]:
+    """One variable of each valid environment broken so that the error can only name it: missing, empty, or (a
+    number) not a number."""
+    broken = []
+    for good in valid:
+        name = r.choice(list(good))
+        value = r.choice([None, ""] + (["x1"] if name != "MASTER_ADDR" else []))
+        env_ = {k: v for k, v in good.items() if k != name} if value is None else {**good, name: value}
+        broken.append((env_, name))
+    return broken
+
+
+R1 = {number: rng(number) for number in ("1.1", "1.2", "1.3")}
+VALID_RANDOM = random_envs(R1["1.1"], 12)
+INVALID_RANDOM = random_invalid(R1["1.2"], random_envs(R1["1.2"], 12))
+LAYOUTS_RANDOM = [[R1["1.3"].randrange(3 * lws), lws] for lws in (R1["1.3"].choice([2, 3, 4, 6, 8]) for _ in range(12))]
+
 # -- Part 2 ------------------------------------------------------------------------------------------------
 MIB_F32 = part2.MIB_F32
 BASIC = [case([n * MIB_F32 for n in (6, 3, 9, 14, 2)], [10 * 2**20]), case([5, 7, 1, 9, 4, 4, 2], [32]),
@@ -42,8 +76,13 @@ DTYPES = [case([2, 1, 2, 1, 3], [16], ["float32", "float64", "float32", "float64
           case([2, 3, 5, 7], [20], order=[0, 1, 2, 3])]
 
 
+def secret_cases(number: str, count: int) -> list[dict]:
+    """``count`` random cases drawn from the secret (as ``part2.random_cases`` draws them)."""
+    return part2.random_cases(seed=rng(number).randrange(2**31), count=count)
+
+
 # -- Part 5 ------------------------------------------------------------------------------------------------
-def timeline_hidden(seed: int = 5) -> dict[str, list[dict]]:
+def timeline_hidden(seed: int) -> dict[str, list[dict]]:
     rng = random.Random(seed)
     ring = [call("ring_allreduce_time", rng.choice([0, 1e3, 4e6, 1e8]), rng.choice([1, 2, 3, 16, 256]),
                  rng.choice([1e-6, 1e-5, 5e-5]), rng.choice([1e9, 1e10, 5e10])) for _ in range(12)]
@@ -73,7 +112,7 @@ def timeline_hidden(seed: int = 5) -> dict[str, list[dict]]:
             "skip": skip, "orders": orders}
 
 
-TIMELINE = timeline_hidden()
+TIMELINE = timeline_hidden(rng("5").randrange(2**31))
 
 
 def _timeline(number: str, cases: list[dict], label: str) -> Run:
@@ -84,56 +123,81 @@ def _buckets(cases: list[dict], label: str) -> Run:
     return bucket_run(cases, label)
 
 
+def cap(number: str, low: float, high: float) -> float:
+    """A bucket cap in MiB between ``low`` and ``high``, drawn from the secret (for check ``number``)."""
+    return round(rng(number + "/cap").uniform(low, high), 5)
+
+
+def caps(number: str, low: float, high: float) -> list[float]:
+    """Two increasing caps (the first bucket's, then the rest's) between ``low`` and ``high``."""
+    r = rng(number + "/caps")
+    first = round(r.uniform(low, (low + high) / 2), 5)
+    return [first, round(r.uniform(first * 1.5, high), 5)]
+
+
+def seed(number: str) -> int:
+    """The weights' and the data's seed of check ``number``'s hidden training run, drawn from the secret."""
+    return rng(number + "/seed").randrange(1, 2**31)
+
+
+def hidden_train(number: str, impl: str, label: str, **kwargs) -> tuple[Run]:
+    return (train(impl, label + ", random weights and data", seed=seed(number), **kwargs),)
+
+
 MLP = "6 x Linear(512, 512)"
 HIDDEN: dict[str, tuple[Run, ...]] = {
-    "1.1": (env_run(VALID, "other valid environments"),),
-    "1.2": (invalid_run(INVALID, VALID, "other invalid environments (and valid ones)"),),
-    "1.3": (layout_run(LAYOUTS, TORCHRUN, "other layouts and torchrun environments"),),
-    "2.1": (_buckets(BASIC, "other small cases"),),
-    "2.2": (_buckets(SEALING, "other tensors that reach the limit exactly"),),
-    "2.3": (_buckets(FIRST_LIMIT, "other limits"),),
-    "2.4": (_buckets(DTYPES, "other dtypes and orders"),),
-    "2.5": (_buckets(part2.random_cases(seed=868, count=1500), "1,500 other random cases"),),
-    "3.1": (train("reducer", f"{MLP}, bucket_cap_mb=0.6, lr 0.1", model="mlp", steps=4, lr=0.1,
-                  ddp_kwargs={"bucket_cap_mb": 0.6}),),
-    "3.2": (train("reducer", "48 x Linear(32, 32), bucket_cap_mb=0, works completing out of order",
-                  model="many_small", steps=3, ddp_kwargs={"bucket_cap_mb": 0}, backend="late"),),
-    "3.3": (train("reducer", "the mixed-dtype model, bucket_cap_mb=100", model="mixed", steps=3,
-                  ddp_kwargs={"bucket_cap_mb": 100}),),
-    "3.4": (train("reducer", "the tied model, one bucket per tensor", model="tied", steps=4,
-                  ddp_kwargs={"bucket_cap_mb": 0}),),
-    "3.5": (train("reducer", "the mixed-dtype model, limits [0.001, 0.005] MiB", model="mixed", steps=3,
-                  ddp_kwargs={"bucket_cap_mb_list": [0.001, 0.005]}),),
-    "3.6": (train("reducer", "the mixed-dtype model, limits [0.003, 0.01] MiB", model="mixed", steps=3,
-                  ddp_kwargs={"bucket_cap_mb_list": [0.003, 0.01]}),),
-    "3.7": (train("reducer", "48 x Linear(32, 32), limits [0.01, 0.03] MiB", model="many_small", steps=3,
-                  ddp_kwargs={"bucket_cap_mb_list": [0.01, 0.03]}),),
-    "3.8": (train("reducer", "48 x Linear(32, 32), bucket_cap_mb=0.01, rank 1 holding back", model="many_small",
-                  steps=2, ddp_kwargs={"bucket_cap_mb": 0.01}, hold_back=True),),
-    "3.9": (train("reducer", "two branches, one bucket per tensor", model="twobranch", steps=3,
-                  ddp_kwargs={"bucket_cap_mb": 0}),),
-    "3.10": (train("reducer", "48 x Linear(32, 32) on 3 ranks, limits [0.005, 0.02] MiB", world_size=3,
-                   model="many_small", steps=3, ddp_kwargs={"bucket_cap_mb_list": [0.005, 0.02]}, tensors=True),),
-    "3.11": (train("reducer", "48 x Linear(32, 32), limits [0.005, 0.02] MiB, a recording hook", model="many_small",
-                   steps=3, hook="record", ddp_kwargs={"bucket_cap_mb_list": [0.005, 0.02]}),),
-    "3.12": (train("reducer", "48 x Linear(32, 32), bucket_cap_mb=0.01, fp16_compress_hook", model="many_small",
-                   steps=3, hook="fp16", ddp_kwargs={"bucket_cap_mb": 0.01}),),
-    "4.1": (train("minddp", f"{MLP}, a different seed on each rank", model="mlp", steps=2, seed_per_rank=True,
-                  ddp_kwargs={"bucket_cap_mb": 1}),),
-    "4.2": (train("minddp", "Conv + BatchNorm, bucket_cap_mb=0.01", model="convbn", steps=4,
-                  ddp_kwargs={"bucket_cap_mb": 0.01}),),
-    "4.3": (train("minddp", "the tied model, 3 micro-batches per step", model="tied", steps=2, accumulate=3,
-                  ddp_kwargs={"bucket_cap_mb": 0.005}),),
-    "4.4": (train("minddp", f"{MLP}, no_sync around backward only", model="mlp", steps=2, accumulate=3,
-                  no_sync="backward", ddp_kwargs={"bucket_cap_mb": 1}),),
-    "4.5": (train("minddp", "an MLP with two frozen layers, one bucket per tensor", model="frozen", steps=3,
-                  ddp_kwargs={"bucket_cap_mb": 0}),),
-    "4.6": (train("minddp", f"{MLP}, 3 micro-batches, no no_sync", model="mlp", steps=2, accumulate=3,
-                  no_sync="never", ddp_kwargs={"bucket_cap_mb_list": [1, 2]}),),
-    "4.7": (train("minddp", "the tied model, one bucket per tensor", model="tied", steps=3,
-                  ddp_kwargs={"bucket_cap_mb": 0}),),
-    "4.8": (train("minddp", "branch b unused, limits [0.0005, 0.002] MiB", model="branchy", steps=2, use_b="none",
-                  ddp_kwargs={"bucket_cap_mb_list": [0.0005, 0.002]}, catch=True),),
+    "1.1": (env_run(VALID + VALID_RANDOM, "other valid environments"),),
+    "1.2": (invalid_run(INVALID + INVALID_RANDOM, VALID + VALID_RANDOM, "other invalid environments (and valid ones)"),),
+    "1.3": (layout_run(LAYOUTS + LAYOUTS_RANDOM, TORCHRUN, "other layouts and torchrun environments"),),
+    "2.1": (_buckets(BASIC + secret_cases("2.1", 40), "other small cases, and random ones"),),
+    "2.2": (_buckets(SEALING + secret_cases("2.2", 40), "other tensors that reach the limit exactly, and random cases"),),
+    "2.3": (_buckets(FIRST_LIMIT + secret_cases("2.3", 40), "other limits, and random cases"),),
+    "2.4": (_buckets(DTYPES + secret_cases("2.4", 40), "other dtypes and orders, and random cases"),),
+    "2.5": (_buckets(secret_cases("2.5", 1500), "1,500 other random cases"),),
+    "3.1": hidden_train("3.1", "reducer", f"{MLP}, a random bucket cap, lr 0.1", model="mlp", steps=4, lr=0.1,
+                        ddp_kwargs={"bucket_cap_mb": cap("3.1", 0.3, 1.2)}),
+    "3.2": hidden_train("3.2", "reducer", "48 x Linear(32, 32), bucket_cap_mb=0, works completing out of order",
+                        model="many_small", steps=3, ddp_kwargs={"bucket_cap_mb": 0}, backend="late"),
+    "3.3": hidden_train("3.3", "reducer", "the mixed-dtype model, bucket_cap_mb=100", model="mixed", steps=3,
+                        ddp_kwargs={"bucket_cap_mb": 100}),
+    "3.4": hidden_train("3.4", "reducer", "the tied model, one bucket per tensor", model="tied", steps=4,
+                        ddp_kwargs={"bucket_cap_mb": 0}),
+    "3.5": hidden_train("3.5", "reducer", "the mixed-dtype model, random first and later limits", model="mixed",
+                        steps=3, ddp_kwargs={"bucket_cap_mb_list": caps("3.5", 0.0005, 0.006)}),
+    "3.6": hidden_train("3.6", "reducer", "the mixed-dtype model, random first and later limits", model="mixed",
+                        steps=3, ddp_kwargs={"bucket_cap_mb_list": caps("3.6", 0.002, 0.012)}),
+    "3.7": hidden_train("3.7", "reducer", "48 x Linear(32, 32), random first and later limits", model="many_small",
+                        steps=3, ddp_kwargs={"bucket_cap_mb_list": caps("3.7", 0.008, 0.035)}),
+    "3.8": hidden_train("3.8", "reducer", "48 x Linear(32, 32), a random bucket cap, rank 1 holding back",
+                        model="many_small", steps=2, ddp_kwargs={"bucket_cap_mb": cap("3.8", 0.006, 0.02)},
+                        hold_back=True),
+    "3.9": hidden_train("3.9", "reducer", "two branches, one bucket per tensor", model="twobranch", steps=3,
+                        ddp_kwargs={"bucket_cap_mb": 0}),
+    "3.10": hidden_train("3.10", "reducer", "48 x Linear(32, 32) on 3 ranks, random first and later limits",
+                         world_size=3, model="many_small", steps=3,
+                         ddp_kwargs={"bucket_cap_mb_list": caps("3.10", 0.004, 0.025)}, tensors=True),
+    "3.11": hidden_train("3.11", "reducer", "48 x Linear(32, 32), random first and later limits, a recording hook",
+                         model="many_small", steps=3, hook="record",
+                         ddp_kwargs={"bucket_cap_mb_list": caps("3.11", 0.004, 0.025)}),
+    "3.12": hidden_train("3.12", "reducer", "48 x Linear(32, 32), a random bucket cap, fp16_compress_hook",
+                         model="many_small", steps=3, hook="fp16", ddp_kwargs={"bucket_cap_mb": cap("3.12", 0.006, 0.02)}),
+    "4.1": hidden_train("4.1", "minddp", f"{MLP}, a different seed on each rank, a random bucket cap", model="mlp",
+                        steps=2, seed_per_rank=True, ddp_kwargs={"bucket_cap_mb": cap("4.1", 0.5, 2.0)}),
+    "4.2": hidden_train("4.2", "minddp", "Conv + BatchNorm, a random bucket cap", model="convbn", steps=4,
+                        ddp_kwargs={"bucket_cap_mb": cap("4.2", 0.005, 0.02)}),
+    "4.3": hidden_train("4.3", "minddp", "the tied model, 3 micro-batches per step, a random bucket cap", model="tied",
+                        steps=2, accumulate=3, ddp_kwargs={"bucket_cap_mb": cap("4.3", 0.002, 0.01)}),
+    "4.4": hidden_train("4.4", "minddp", f"{MLP}, no_sync around backward only, a random bucket cap", model="mlp",
+                        steps=2, accumulate=3, no_sync="backward", ddp_kwargs={"bucket_cap_mb": cap("4.4", 0.5, 2.0)}),
+    "4.5": hidden_train("4.5", "minddp", "an MLP with two frozen layers, one bucket per tensor", model="frozen",
+                        steps=3, ddp_kwargs={"bucket_cap_mb": 0}),
+    "4.6": hidden_train("4.6", "minddp", f"{MLP}, 3 micro-batches, no no_sync, random first and later limits",
+                        model="mlp", steps=2, accumulate=3, no_sync="never",
+                        ddp_kwargs={"bucket_cap_mb_list": caps("4.6", 0.6, 3.0)}),
+    "4.7": hidden_train("4.7", "minddp", "the tied model, one bucket per tensor", model="tied", steps=3,
+                        ddp_kwargs={"bucket_cap_mb": 0}),
+    "4.8": hidden_train("4.8", "minddp", "branch b unused, random first and later limits", model="branchy", steps=2,
+                        use_b="none", ddp_kwargs={"bucket_cap_mb_list": caps("4.8", 0.0003, 0.003)}, catch=True),
     "5.1": (_timeline("5.1", TIMELINE["ring"], "12 random cases"),),
     "5.2": (_timeline("5.2", TIMELINE["ready"], "8 random cases"),),
     "5.3": (_timeline("5.3", TIMELINE["simulator"], "12 random cases"),),
@@ -142,13 +206,14 @@ HIDDEN: dict[str, tuple[Run, ...]] = {
     "5.6": (_timeline("5.6", TIMELINE["orders"], "random permutations"),),
     **{check.number: (Run("answers", {"names": part6.NAMES}, ref=ANSWER, label="your answers.py"),)
        for check in part6.ANSWER_CHECKS},
-    "A.1": (train("minddp", "branch b unused everywhere, one bucket per tensor", model="branchy", steps=3,
-                  use_b="none", ddp_kwargs={"bucket_cap_mb": 0, "find_unused_parameters": True}),),
-    "A.2": (train("minddp", "branch b used on rank 0 only, one bucket per tensor", model="branchy", steps=3,
-                  use_b="rank0", ddp_kwargs={"bucket_cap_mb": 0, "find_unused_parameters": True}),),
-    "A.3": (train("minddp", "branch b used on rank 0 only", model="branchy", steps=2, use_b="rank0",
-                  ddp_kwargs={"find_unused_parameters": True}),
+    "A.1": hidden_train("A.1", "minddp", "branch b unused everywhere, one bucket per tensor", model="branchy",
+                        steps=3, use_b="none", ddp_kwargs={"bucket_cap_mb": 0, "find_unused_parameters": True}),
+    "A.2": hidden_train("A.2", "minddp", "branch b used on rank 0 only, one bucket per tensor", model="branchy",
+                        steps=3, use_b="rank0", ddp_kwargs={"bucket_cap_mb": 0, "find_unused_parameters": True}),
+    "A.3": (*hidden_train("A.3", "minddp", "branch b used on rank 0 only", model="branchy", steps=2, use_b="rank0",
+                          ddp_kwargs={"find_unused_parameters": True}),
             Run("usage_counts", {"steps": 2}, world_size=2, ref=NONE, label="2 ranks, branch b used by 1, then 2"),),
-    "B.1": (train("minddp", "two branches, limits [0.002, 0.02] MiB", model="twobranch", steps=3, hook="record",
-                  ddp_kwargs={"bucket_cap_mb_list": [0.002, 0.02], "rebuild_buckets": True}),),
+    "B.1": hidden_train("B.1", "minddp", "two branches, random first and later limits", model="twobranch", steps=3,
+                        hook="record", ddp_kwargs={"bucket_cap_mb_list": caps("B.1", 0.0015, 0.025),
+                                                   "rebuild_buckets": True}),
 }

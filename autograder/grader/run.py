@@ -53,6 +53,7 @@ PART_BUDGET_FLOOR_S, PART_BUDGET_FACTOR = 60.0, 10.0  # ... nor code that is mer
 WORKER_MAX_RSS_MB = 450  # student workers, at least; Gradescope gives 768 MB to everything
 MEMORY_FACTOR = 1.5  # ... or this times what a reference worker needed for the same run, if that is more
 WORKER_MAX_OUTPUT_MB = 32
+STAFF_FAILURE_CHARS = 3000  # of each hidden failure's whole message, in the staff-only entry
 with open(os.path.join(HERE, "torchrun_env.json"), encoding="utf-8") as _f:
     TORCHRUN_ENVS = json.load(_f)  # what torchrun gives each rank (grader/torchrun_env.py captured it)
 
@@ -99,6 +100,7 @@ class Grader:
         self.part_failed: dict[str, bool] = {}
         self.timeouts: dict[str, int] = {}
         self.import_hangs: dict[str, str] = {}  # part -> the student file that never finished importing
+        self.hidden_failures: list[str] = []  # "N.Mh: the whole message", for staff only
         self.spent: dict[str, float] = {}  # seconds each part's checks took so far
         self.budgets: dict[str, float] = {}  # part -> its time budget (from the reference's times, carved from the whole)
         self.deadline = float("inf")  # time.monotonic() by which the student pass must be over (``main``)
@@ -243,8 +245,12 @@ class Grader:
                     note = substitution_note(variant)
                     if failure is None:
                         entry.score, entry.status, entry.output = entry.max_score, "passed", note.strip()
+                    elif kind == "hidden":  # nothing of the inputs, or of the answers on them (settings: who sees it)
+                        public = entries[-1] if entries and entries[-1].number == check.number else None
+                        entry.output = note + hidden_message(check, failure, public)
+                        self.hidden_failures.append(f"{entry.number}: {failure.text}")
                     else:
-                        entry.output = note + failure
+                        entry.output = note + failure.text
                 entries.append(entry)
         finally:
             for pool in pools.values():
@@ -303,15 +309,15 @@ class Grader:
                           extra_credit=check.bonus)
 
     def first_failure(self, check: Check, runs: tuple[Run, ...], variant: Variant, pools: dict,
-                      group: str) -> str | None:
+                      group: str) -> Failed | None:
         for run in runs:
             verdict = self.verdict(check, run, variant, pools, group)
             if verdict:
                 return verdict
         return None
 
-    def verdict(self, check: Check, run: Run, variant: Variant, pools: dict, group: str) -> str | None:
-        """None if ``run`` passes, else the message. (Its results, the reference's and the student's, are not
+    def verdict(self, check: Check, run: Run, variant: Variant, pools: dict, group: str) -> Failed | None:
+        """None if ``run`` passes, else how it failed. (Its results, the reference's and the student's, are not
         held while the next run is made.)"""
         ref, mistakes, ref_s, ref_mb = self.reference_of(run)
         key = (variant.name, run.key())
@@ -325,27 +331,31 @@ class Grader:
                                       memory_cap_mb(ref_mb))
             except ScenarioError as error:
                 if error.timed_out and self.time_left() <= 0:
-                    return message(check, run, "Stopped (time budget): the grading's time ran out while this run "
-                                               "was going (it must end before Gradescope's limit).")
+                    return Failed(message(check, run, "Stopped (time budget): the grading's time ran out while this "
+                                                      "run was going (it must end before Gradescope's limit)."),
+                                  "was stopped when the grading's time ran out")
                 if error.timed_out:
                     self.timeouts[group] = self.timeouts.get(group, 0) + 1
                     stuck = self.stuck_importing(error, variant)
                     if stuck:  # every later run of the part imports it again, and would hang the same way
                         self.import_hangs[group] = stuck
-                return message(check, run, scenario_failure(error))
+                return Failed(message(check, run, scenario_failure(error)), what_failed(error))
             except LaunchFailed as error:
                 if error.timed_out and self.time_left() <= 0:
-                    return message(check, run, "Stopped (time budget): the grading's time ran out while the launch "
-                                               "was going (it must end before Gradescope's limit).")
+                    return Failed(message(check, run, "Stopped (time budget): the grading's time ran out while the "
+                                                      "launch was going (it must end before Gradescope's limit)."),
+                                  "was stopped when the grading's time ran out")
                 if error.timed_out:
                     self.timeouts[group] = self.timeouts.get(group, 0) + 1
-                return message(check, run, str(error))
+                return Failed(message(check, run, str(error)),
+                              "did not finish in time" if error.timed_out else "failed in the launch")
             except Exception as error:  # whatever student code made happen is its failure, not the grader's
-                return message(check, run, f"Your code could not be run to the end ({type(error).__name__}: "
-                                           f"{str(error)[:300]}).")
+                return Failed(message(check, run, f"Your code could not be run to the end ({type(error).__name__}: "
+                                                  f"{str(error)[:300]}).", ), "could not be run to the end")
             if key[1] in self.rerun:
                 self.cache[key] = (kwargs, got)
-        return judge(check, Outcome(run, got, ref, mistakes, kwargs))
+        text = judge(check, Outcome(run, got, ref, mistakes, kwargs))
+        return None if text is None else Failed(text, "gave results that differ from the expected ones")
 
     def run_deadline(self, seconds: float) -> float:
         """A run's deadline, never past the grading's own (a run cut short by that says so: ``timed_out``)."""
@@ -425,12 +435,51 @@ class Grader:
         entry = TestResult("Integrity report (staff only)", "0.1", 0.0, part="0", visibility="hidden", status="passed")
         entry.output = ("Constructs in the student's files that deserve a look (not a verdict):\n  "
                         + "\n  ".join(self.integrity)) if self.integrity else "Nothing unusual found."
+        if self.hidden_failures:  # what the students' hidden entries do not show: to answer a regrade request
+            entry.output += ("\n\nHidden inputs failed, as the student's code and the reference gave them:\n"
+                             + "\n".join(clip_text(f, STAFF_FAILURE_CHARS) for f in self.hidden_failures))
         entry.output += "\n\n" + (self.isolation.describe(uid=False) if self.isolation else "isolation: none (not root)")
         return entry
 
 
 class GradingLaunchPool(LaunchPool, GradingPool):
     pass
+
+
+@dataclass
+class Failed:
+    """How a check's run failed: ``text``, the whole message (a public entry's, and staff's), and ``what``,
+    what went wrong in words that hold nothing of the inputs or of the answers on them (a hidden entry's)."""
+
+    text: str
+    what: str
+
+
+def what_failed(error: ScenarioError) -> str:
+    """A scenario's failure, by kind only: no message, traceback or output of the student's code."""
+    first = next((f for kind in ("memory", "output", "raised", "exited", "garbled", "timeout")
+                  for f in error.failures if f.kind == kind), error.failures[0])
+    return {"memory": "used too much memory", "output": "printed too much", "exited": "ended a process early",
+            "garbled": "sent something that is not a result", "timeout": "did not finish in time",
+            "raised": f"raised {first.error[:60] or 'an exception'}"}.get(first.kind, "failed")
+
+
+def hidden_message(check: Check, failure: Failed, public: TestResult | None) -> str:
+    """A hidden entry's message: what went wrong, and where the public inputs show it; never the inputs, the
+    student's own messages or output (which could hold them), or the answers on them (handout: grading)."""
+    text = f"Your code fails this check on its hidden inputs: it {failure.what}."
+    if public is not None and public.status != "passed":
+        text += (f" Its public inputs fail too: check {check.number} above shows how, and `make test` (test "
+                 f"{check.slug}) reproduces it on your machine.")
+    elif public is not None:
+        text += (f" Its public inputs pass, so the difference is in what only the hidden ones exercise: read your "
+                 f"code against handout §{check.section} for this check ({check.name}).")
+    return text + " (Hidden inputs and the results expected on them are never shown.)" + \
+        (f"\n\nHint: {check.hint}" if check.hint else "")
+
+
+def clip_text(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[:limit] + " ... (cut)"
 
 
 def memory_cap_mb(reference_peak_mb: float) -> float:
@@ -530,6 +579,8 @@ def main(argv: list[str] | None = None) -> int:
                                        "made (a default Docker container). Default: SOURCE/../jail, built by setup.sh "
                                        "(or by the first grading that needs it)")
     parser.add_argument("--build-jail", action="store_true", help="setup.sh: build the jail tree only")
+    parser.add_argument("--make-secret", action="store_true", help="setup.sh: draw a new secret for the hidden inputs "
+                                                                   "(grader/secret.py) only")
     parser.add_argument("--time-limit-s", type=float, default=settings.TIME_LIMIT_S,
                         help=f"Gradescope's timeout for the assignment (default {settings.TIME_LIMIT_S} s, from "
                              f"grader/settings.py); the grading ends {settings.TIME_MARGIN_S} s before it")
@@ -552,6 +603,11 @@ def main(argv: list[str] | None = None) -> int:
     tree = os.path.abspath(args.jail or os.path.join(os.path.dirname(source), "jail"))
     if args.reference_only:
         return reference_only(source, cache)
+    if args.make_secret:
+        from grader import secret
+        secret.make(os.path.join(source, secret.NAME))
+        print(f"a new secret for the hidden inputs: {os.path.join(source, secret.NAME)}")
+        return 0
     if args.build_jail:
         print(f"jail tree {tree}: {jailtree.describe(jailtree.build(tree))}")
         return 0

@@ -105,7 +105,13 @@ SUSPICIOUS = {
     "popen": "starts programs", "spawn": "starts processes", "execv": "starts programs", "execve": "starts programs",
     "multiprocessing": "starts processes", "pty": "starts programs", "socket": "opens network connections",
     "pickle": "loads objects from bytes", "setattr": "sets attributes by computed name (monkeypatching?)",
+    "vars": "reads or writes a namespace by name (vars(module)[name] = ... replaces a library's function)",
+    "globals": "reads or writes a namespace by name", "AF_UNIX": "a Unix socket (ranks talking past the process group?)",
+    "TCPStore": "talks to a rendezvous store directly", "FileStore": "talks to a rendezvous store directly",
+    "HashStore": "a store of its own",
 }
+TABLE_VALUES = 200  # a literal with more constants than this: a table of answers computed elsewhere?
+LONG_STRING = 4000  # ... or a string this long (data in disguise?)
 SUSPICIOUS_TEXT = ("/autograder", "/proc", "results.json", "grading.", "scenarios", "ReadyProbe", "_dump_fr_trace")
 
 
@@ -125,6 +131,7 @@ def integrity_findings(path: str, display_name: str) -> list[str]:
 def _findings(tree: ast.AST, display_name: str) -> list[str]:
     prose = {id(node.value) for node in ast.walk(tree)
              if isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant)}
+    inner: set[int] = set()  # literals inside a literal already counted
     found = []
     for node in ast.walk(tree):
         names = []
@@ -141,6 +148,22 @@ def _findings(tree: ast.AST, display_name: str) -> list[str]:
         elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "getattr" \
                 and len(node.args) > 1 and not isinstance(node.args[1], ast.Constant):
             found.append((node.lineno, "getattr with a computed name"))
+        elif isinstance(node, ast.Subscript) and isinstance(node.ctx, ast.Store) and \
+                isinstance(node.value, (ast.Call, ast.Attribute)) and "__dict__" in ast.unparse(node.value) + \
+                (ast.unparse(node.value.func) if isinstance(node.value, ast.Call) else ""):
+            found.append((node.lineno, f"writes {ast.unparse(node)[:60]} (a namespace written by name)"))
+        if isinstance(node, (ast.Import, ast.ImportFrom)) and any(n.split(".")[0] == "grading" for n in names):
+            found.append((node.lineno, "imports the grading harness (grading.*): no student file needs it"))
+        if isinstance(node, (ast.Dict, ast.List, ast.Set, ast.Tuple)) and id(node) not in inner:
+            constants = [n for n in ast.walk(node) if isinstance(n, ast.Constant)]
+            for child in ast.walk(node):
+                if child is not node and isinstance(child, (ast.Dict, ast.List, ast.Set, ast.Tuple)):
+                    inner.add(id(child))
+            if len(constants) > TABLE_VALUES:
+                found.append((node.lineno, f"a literal table of {len(constants):,} values (answers computed elsewhere?)"))
+        if isinstance(node, ast.Constant) and isinstance(node.value, (str, bytes)) and len(node.value) > LONG_STRING \
+                and id(node) not in prose:
+            found.append((node.lineno, f"a literal of {len(node.value):,} characters (data in disguise?)"))
         elif isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in prose:
             found += [(node.lineno, f"string mentioning {t!r}") for t in SUSPICIOUS_TEXT if t in node.value]
         found += [(getattr(node, "lineno", 0), f"{n} ({SUSPICIOUS[n]})") for n in names if n in SUSPICIOUS]

@@ -1166,6 +1166,137 @@ LOADER_ABOUT = ("stubs whose process_group.py, reducer.py and answers.py are loa
                 "worker can read (paths on the grader's command lines, /proc/*/cwd, well-known folders, a walk "
                 "of /) for the reference's copy of itself (source or .pyc) and execs it; nothing may score")
 
+# ============================================================================================================
+# 9. Hidden inputs: what a submission can learn of them, and what a table of answers can do
+# ============================================================================================================
+
+# Every bucketing call and every ring-time call says what it was called with, in its error and on stdout: the
+# public entries may show it (public inputs are public), no hidden entry may.
+LEAK_INPUTS = r'''
+
+
+def compute_bucket_assignment(tensors, bucket_size_limits, order=None):
+    said = f"LEAK<{[t.numel() for t in tensors]} {[str(t.dtype) for t in tensors]} {list(bucket_size_limits)} {order}>"
+    print(said, flush=True)
+    raise NotImplementedError(said)
+'''
+LEAK_TIMELINE = r'''
+
+
+def ring_allreduce_time(nbytes, world_size, alpha, beta):
+    said = f"LEAK<{nbytes} {world_size} {alpha} {beta}>"
+    print(said, flush=True)
+    raise ValueError(said)
+'''
+
+
+def hidden_entries_show_nothing_of_the_student(marker: str) -> Callable:
+    """No hidden entry ("N.Mh") shows text the student's code produced (``marker`` is in all of it), and each
+    failed hidden entry says what kind of failure it was, in the grader's own words."""
+    def check(results: dict, isolated: bool) -> list:
+        problems = []
+        for test in results.get("tests", []):
+            number, text = str(test.get("number", "")), test.get("output", "")
+            if not number.endswith("h"):
+                continue
+            if marker in text:
+                problems.append(f"hidden entry {number} shows what the student's code said: {text[:300]!r}")
+            elif test.get("status") == "failed" and "hidden inputs" not in text and "Not run" not in text:
+                problems.append(f"hidden entry {number} does not say what failed: {text[:300]!r}")
+        return problems
+    return check
+
+
+def _reference_bucketing():
+    import importlib.util
+    spec = importlib.util.spec_from_file_location("_reference_bucketing", os.path.join(REPO, "solutions", "minddp",
+                                                                                          "bucketing.py"))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def answer_table() -> str:
+    """bucketing.py as a student with the grader's source (or a copy of its old hidden lists) could write it:
+    the stub plus the reference's answers to every input known in advance: the public ones, the hidden lists
+    that used to be fixed, and the release's own random_cases at the seed once used for 2.5's hidden inputs."""
+    import torch
+    sys.path.insert(0, os.path.join(REPO, "solutions"))
+    from grading import part2
+    reference = _reference_bucketing()
+    cases = [c for check in part2.CHECKS for run in check.runs for c in run.kwargs["cases"]]
+    cases += part2.random_cases(seed=868, count=1500)
+    table = {}
+    for c in cases:
+        tensors = [torch.empty(n, dtype=getattr(torch, d), device="meta") for n, d in zip(c["sizes"], c["dtypes"],
+                                                                                          strict=True)]
+        key = repr((c["sizes"], c["dtypes"], c["limits"], c.get("order")))
+        try:
+            table[key] = reference.compute_bucket_assignment(tensors, c["limits"], c.get("order"))
+        except Exception:  # noqa: BLE001 - an input the reference refuses: not in the table
+            continue
+    return stub(BUCKETING) + f"""
+
+_TABLE = {table!r}
+
+
+def compute_bucket_assignment(tensors, bucket_size_limits, order=None):
+    key = repr(([t.numel() for t in tensors], [str(t.dtype).replace("torch.", "") for t in tensors],
+                list(bucket_size_limits), None if order is None else list(order)))
+    return _TABLE[key]
+"""
+
+
+THREAD_BOMB = r'''
+
+
+def _many_threads():
+    """Start threads until the machine says no: a worker's uid may have RLIMIT_NPROC of them, all told."""
+    import threading
+    import time
+    started = 0
+    try:
+        for _ in range(5000):
+            threading.Thread(target=time.sleep, args=(30,), daemon=True).start()
+            started += 1
+    except RuntimeError as error:
+        raise RuntimeError(f"THREADS stopped at {started}: {error}") from None
+    raise RuntimeError(f"THREADS all {started} started")
+
+
+_many_threads()
+'''
+
+OTHER_SOCKETS = r'''
+
+
+def _other_sockets():
+    import socket
+    said = []
+    for name, args in (("vsock", (40, socket.SOCK_STREAM)), ("packet", (17, socket.SOCK_RAW)),
+                       ("audit netlink", (16, socket.SOCK_RAW, 9)), ("bluetooth", (31, socket.SOCK_STREAM))):
+        try:
+            socket.socket(*args).close()
+            said.append(f"SOCKET-MADE {name}")
+        except OSError as error:
+            said.append(f"{name}: {error.strerror}")
+    raise RuntimeError("SOCKETS " + "; ".join(said))
+
+
+_other_sockets()
+'''
+
+
+def threads_capped(results: dict, isolated: bool) -> list:
+    """The thread bomb stopped at the uid's limit (grader/isolation.py: MAX_THREADS), well before 5000."""
+    import re
+    text = "\n".join(t.get("output", "") for t in results.get("tests", []) if str(t.get("number")) == "2.1")
+    found = re.search(r"THREADS stopped at (\d+)", text)
+    if not found:
+        return [f"2.1 does not show where the threads stopped: {text[:300]!r}"]
+    return [] if int(found.group(1)) <= 1024 else [f"{found.group(1)} threads started: more than the uid's limit"]
+
+
 ATTACKS: list = [
     # -- 1. loaders ------------------------------------------------------------------------------------------
     Case("ref-loader", LOADER_ABOUT, start="stubs",
@@ -1215,6 +1346,25 @@ ATTACKS: list = [
     Case("deeply-nested-reply", "bucketing.py writes a reply 200,000 lists deep on its channel: the trusted "
          "side's json.loads raises RecursionError, which is not a ValueError",
          edits={BUCKETING: [(AT_END, DEEP_REPLY)]}, zero=("2",)),
+    Case("leak-inputs", "bucketing.py and timeline.py say in every error, and print, what they were called with: "
+         "the public entries may show it, no hidden entry may (a hidden entry says what kind of failure it was)",
+         start="stubs", edits={BUCKETING: [(AT_END, LEAK_INPUTS)], TIMELINE: [(AT_END, LEAK_TIMELINE)]},
+         zero=EVERY_PART, full=(), score=(0, 0), says={"2": "LEAK<", "5": "LEAK<"},
+         check=hidden_entries_show_nothing_of_the_student("LEAK<")),
+    Case("answer-table", "bucketing.py is the stub plus a table of the reference's answers to every input known in "
+         "advance (the public ones, the hidden lists once fixed, the release's random_cases at the seed once used): "
+         "the public entries pass, the hidden ones, drawn from the grader's secret, cannot; the report shows the table",
+         edits={BUCKETING: answer_table()}, full=("1", "3", "4", "5", "6", "A", "B"),
+         check=all_of(tests_pass("2.1", "2.2", "2.3", "2.4"), tests_fail("2.1h", "2.2h", "2.3h", "2.4h", "2.5h"),
+                      output_of("0.1", "a literal table of", "the integrity report must show the table"))),
+    Case("thread-bomb", "bucketing.py starts threads at import until refused: the uid's RLIMIT_NPROC stops them, "
+         "that check fails, and every later check runs as usual",
+         edits={BUCKETING: [(AT_END, THREAD_BOMB)]}, zero=("2",), says={"2": "THREADS stopped at"},
+         check=threads_capped),
+    Case("other-sockets", "bucketing.py opens vsock, packet, audit-netlink and bluetooth sockets at import: seccomp "
+         "refuses each family (the network the ranks need is unix, inet and inet6)",
+         edits={BUCKETING: [(AT_END, OTHER_SOCKETS)]}, zero=("2",), says={"2": "vsock: Address family not supported"},
+         check=absent("SOCKET-MADE", why="a socket of a refused family was made")),
     Case("nested-too-deep", "bucketing.py ends with an expression nested too deeply for Python's compiler "
          "(RecursionError, not SyntaxError): Part 2 is 'does not compile', every check is still an entry",
          edits={BUCKETING: [(AT_END, "\n_DEPTH = 1" + " + 1" * 300_000 + "\n")]}, zero=("2",),

@@ -80,6 +80,23 @@ def test_integrity_report_flags_what_could_hide_an_attempt(tmp_path):
         assert what in found, (what, found)
 
 
+def test_integrity_report_flags_tables_namespace_writes_sockets_and_the_harness(tmp_path):
+    """What an answer table, a process group faked over a socket, or a library function replaced through its
+    module's namespace look like in a student file (each a way past a check that the report must show)."""
+    source = tmp_path / "bucketing.py"
+    table = {str(i): [i, i + 1] for i in range(300)}
+    source.write_text(f"import socket\nimport grading.scenarios\nTABLE = {table!r}\n"
+                      "import torch.distributed as dist\nvars(dist)['all_reduce'] = print\n"
+                      "dist.__dict__['broadcast'] = print\ns = socket.socket(socket.AF_UNIX)\n"
+                      f"BLOB = {'x' * 5000!r}\n")
+    found = "\n".join(integrity_findings(str(source), "minddp/bucketing.py"))
+    for what in ("bucketing.py:1: socket", "bucketing.py:2: imports the grading harness",
+                 "bucketing.py:3: a literal table of 900 values", "bucketing.py:5: vars (reads or writes a namespace",
+                 "bucketing.py:6: writes dist.__dict__['broadcast']", "bucketing.py:7: AF_UNIX",
+                 "bucketing.py:8: a literal of 5,000 characters"):
+        assert what in found, (what, found)
+
+
 # -- staging: regular files only, found by one rule ----------------------------------------------------------
 
 def make_skeleton(tmp_path):
