@@ -126,8 +126,8 @@ doors: $(STAMP) ## the front doors as users walk them: a student's make install/
 	$(PYTEST) -q autograder/tests/test_front_doors.py
 	@$(TIMINGS) stop doors
 
-mutants: $(STAMP) ## grade every mutant and correct variant (autograder/selftest/): kill and acceptance rates
-	$(PY) autograder/selftest/mutation.py
+mutants: $(STAMP) ## grade every mutant and correct variant (autograder/selftest/): kill and acceptance rates (ONLY=a,b)
+	$(PY) autograder/selftest/mutation.py $(if $(ONLY),--only "$(ONLY)")
 
 grade-repeat: $(STAMP) ## grade the solutions N times (default 20): identical results? min/median/max time
 	$(PY) autograder/selftest/run.py repeat $(or $(N),20)

@@ -115,8 +115,8 @@ def main(argv: list[str] | None = None) -> int:
     index = torch_index()
     problem = reachable(index) if index else None
     if problem:
-        print(f"install.py: {index} is unreachable ({problem}); torch comes from pip's own index instead: on "
-              "Linux that is the CUDA build (several GB) unless pip is configured with a CPU wheel (set "
+        print(f"install.py: {index} is unreachable ({problem}); torch comes from pip's own configuration instead "
+              "(what it will download is listed below: on Linux, PyPI's torch is the CUDA build, several GB; set "
               "TORCH_INDEX_URL to a reachable index to choose)", file=sys.stderr)
         index = ""
     try:

@@ -13,6 +13,9 @@ The source folder (the zip's content, /autograder/source on Gradescope):
     reference/       the reference solution: minddp/ and answers.py (trusted workers only)
     skeleton/        the student release's code (provided files + stubs, course.py, student_files.json),
                      onto which a submission's files are copied
+
+The harness and the skeleton come from the release as ``solutions/`` says it is when the folder is built
+(``release_now``), not from the generated ``assignment/``: what is graded is what solutions/ says.
 """
 
 from __future__ import annotations
@@ -60,6 +63,17 @@ def keep_secret(source: str) -> None:
     os.chmod(os.path.join(source, secret.NAME), 0o600)
 
 
+def release_now(into: str) -> str:
+    """The student release as solutions/ says it is at this moment (tools/release.py, in memory), written to
+    ``into``: the autograder grades with these checks and this skeleton, never with a stale assignment/."""
+    for folder in (os.path.join(REPO, "tools"), os.path.join(REPO, "tools", "student")):
+        if folder not in sys.path:
+            sys.path.insert(0, folder)
+    from release import Layout, build_release, write_release
+    write_release(build_release(Layout.of_repo(REPO)).files, into)
+    return into
+
+
 def build_source(out: str, secret: bool = True) -> str:
     if os.path.exists(out):
         shutil.rmtree(out)
@@ -68,11 +82,13 @@ def build_source(out: str, secret: bool = True) -> str:
         shutil.copy2(os.path.join(HERE, name), os.path.join(out, name))
     shutil.copyfile(os.path.join(REPO, "requirements.txt"), os.path.join(out, "requirements.txt"))
     shutil.copytree(os.path.join(HERE, "grader"), os.path.join(out, "grader"), ignore=IGNORE)
-    harness = os.path.join(out, "harness")
-    shutil.copytree(os.path.join(REPO, "assignment", "grading"), os.path.join(harness, "grading"), ignore=IGNORE)
-    shutil.copyfile(os.path.join(REPO, "assignment", "tests", "launch_probe.py"), os.path.join(harness, "launch_probe.py"))
+    with tempfile.TemporaryDirectory() as tmp:
+        release = release_now(os.path.join(tmp, "release"))
+        harness = os.path.join(out, "harness")
+        shutil.copytree(os.path.join(release, "grading"), os.path.join(harness, "grading"), ignore=IGNORE)
+        shutil.copyfile(os.path.join(release, "tests", "launch_probe.py"), os.path.join(harness, "launch_probe.py"))
+        copy_code(release, os.path.join(out, "skeleton"))
     copy_code(os.path.join(REPO, "solutions"), os.path.join(out, "reference"))
-    copy_code(os.path.join(REPO, "assignment"), os.path.join(out, "skeleton"))
     for folder in ("harness", "skeleton"):  # read by student workers (through a jail's read-only mount)
         for root, _dirs, files in os.walk(os.path.join(out, folder)):
             os.chmod(root, 0o755)
@@ -169,7 +185,9 @@ def _grade_in(root: str, submission: str | None, expect: float | None) -> int:
     else:
         lay_out(submission, target)
     os.makedirs(os.path.join(root, "results"), exist_ok=True)
-    env = {**os.environ, "AUTOGRADER_ROOT": root, "PYTHON": sys.executable}
+    # The jail tree (used where no mount namespace can be made) is kept in dist/, on the file system of this
+    # checkout's venv, so that it is hard links only and built once.
+    env = {**os.environ, "AUTOGRADER_ROOT": root, "PYTHON": sys.executable, "MINDDP_JAIL": os.path.join(REPO, "dist", "jail")}
     code = subprocess.call(["bash", os.path.join(root, "source", "run_autograder")], env=env)
     if os.path.exists(os.path.join(source, "reference-cache.json")):
         os.makedirs(os.path.dirname(kept), exist_ok=True)

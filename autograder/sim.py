@@ -161,6 +161,11 @@ class Docker:
     def python(self) -> str:
         return f"{self.root}/venv/bin/python"
 
+    @property
+    def jail(self) -> str:
+        """The tree setup.sh built in the image (the venv is in it)."""
+        return f"{self.root}/jail"
+
     def close(self) -> None:
         self.image.close(keep=self.keep)
 

@@ -76,6 +76,13 @@ def compare_launch(o: Outcome) -> None:
     if len(o.got) != nproc:
         fail(f"{len(o.got)} ranks reported, not {nproc}")
     for rank, report in enumerate(o.got):
+        # On Gradescope the rendezvous store is hosted outside the ranks, as torchrun's agent hosts it, and says
+        # which ranks met there as a process group: a sum the ranks worked out some other way is not one.
+        met = report.pop("rendezvous", None) if isinstance(report, dict) else None
+        if met is not None and met != list(range(nproc)):
+            fail(f"rank {rank} reported the sum, but only ranks {met} of {nproc} joined a process group through "
+                 "the rendezvous store: the sum must come from torch.distributed's all_reduce in a group that "
+                 "init_process_group made (handout §1)")
         # What nproc processes on one node must see: their place in the job, and a working all-reduce (of
         # numbers each rank only learns when it starts, on Gradescope).
         expected = {"rank": rank, "world_size": nproc, "local_rank": rank, "node_rank": 0,

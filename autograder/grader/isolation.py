@@ -30,6 +30,7 @@ class Isolation:
     def __init__(self, layers: sandbox.Layers, tree: str, harness: str):
         self.layers, self.harness = layers, harness
         self.uid = sandbox.pick_uid()
+        self.store_uid = next(u for u in iter(sandbox.pick_uid, None) if u != self.uid)  # check 1.4's store host
         self.root = layers.root
         self.tree = tree
         self.missing = list(layers.why_not)
@@ -98,6 +99,14 @@ class Isolation:
                     "readable": python_dirs()}
         return {**jail, "tree": self.tree if self.root == "chroot" else None, "workdir": self.seen(self.scratch)}
 
+    def store_jail(self) -> dict:
+        """The jail of check 1.4's rendezvous store host: like a worker's, with a uid of its own (the ranks can
+        neither signal it nor read it), and nothing to write."""
+        jail = {**self.jail(self.harness), "uid": self.store_uid, "gid": self.store_uid}
+        if self.root != "empty":
+            jail["workdir"] = "/" if self.root == "chroot" else self.area
+        return jail
+
     def env(self) -> dict[str, str]:
         """What differs in a worker's environment: its home and temporary folder (/tmp, in a jail, as anywhere)."""
         if self.root == "empty" or self.seen(self.scratch) == "/tmp":
@@ -114,8 +123,9 @@ class Isolation:
 
     def end_check(self) -> None:
         """After a check (or a set of workers): every process of the uid is killed, and what they wrote removed."""
-        sandbox.kill_uid(self.uid)
-        sandbox.reap_orphans(self.uid)  # the grader is their subreaper; zombies count towards NPROC
+        for uid in (self.uid, self.store_uid):
+            sandbox.kill_uid(uid)
+            sandbox.reap_orphans(uid)  # the grader is their subreaper; zombies count towards NPROC
         if self.scratch:
             sandbox.remove_tree(self.scratch)
 

@@ -23,15 +23,13 @@ from, so a module torch imports lazily must be found where it was outside):
   (a clone there), the folder is ``/scratch`` instead, and the workers' TMPDIR and HOME name it.
 
 Only what every user could read anyway goes in: regular files of root's that are world-readable and writable
-by no one else, hard-linked (no copy,
-where the tree is on the same file system; overlayfs copies a file up the first time it is linked) or
-copied; folders root's, 0755; symbolic links as they are. No /proc (it cannot be mounted without
+by no one else, hard-linked, never copied (the tree must be on the Python installation's file system;
+overlayfs copies a file up the first time it is linked); folders root's, 0755; symbolic links as they are. No /proc (it cannot be mounted without
 ``CAP_SYS_ADMIN``: a worker sees no process at all), no /sys, /home, /run, nothing else of /var.
 """
 
 from __future__ import annotations
 
-import errno
 import fcntl
 import json
 import os
@@ -106,8 +104,7 @@ def shared_libraries(objects: list[str]) -> list[str]:
 class _Builder:
     def __init__(self, tree: str):
         self.tree = tree
-        self.linked = self.copied = self.skipped = 0
-        self.copied_bytes = 0
+        self.linked = self.skipped = 0
 
     def inside(self, path: str) -> str:
         return os.path.join(self.tree, path.lstrip("/"))
@@ -143,14 +140,10 @@ class _Builder:
         self.folder(os.path.dirname(path))
         try:
             os.link(path, target, follow_symlinks=False)
-            self.linked += 1
-        except OSError as error:
-            if error.errno not in (errno.EXDEV, errno.EPERM, errno.EMLINK):
-                raise
-            shutil.copy2(path, target, follow_symlinks=False)
-            os.chmod(target, stat.S_IMODE(st.st_mode) & 0o755)
-            self.copied += 1
-            self.copied_bytes += st.st_size
+        except OSError as error:  # never a copy: a Python installation is a GB (a CI run once filled its disk so)
+            raise TreeError(f"cannot link {path} into the jail tree {self.tree} ({error.strerror}): the tree must be "
+                            "on the same file system as the Python installation (setup.sh builds it so)") from None
+        self.linked += 1
 
     def path(self, path: str) -> None:
         """A file or folder of this machine at the same path in the tree, and the symlinks on the way. One that
@@ -226,8 +219,8 @@ def build(tree: str) -> dict:
         for link in ("/var/tmp", "/dev/shm"):  # (no mount can make them folders of their own)
             if not any(_under(d, link) for d in dirs):
                 builder.symlink(link, os.path.relpath(scratch, os.path.dirname(link)))
-    manifest = {**fingerprint(), "scratch": scratch, "libraries": len(libraries), "linked": builder.linked, "copied": builder.copied,
-                "copied_mb": round(builder.copied_bytes / 2**20, 1), "left_out": builder.skipped,
+    manifest = {**fingerprint(), "scratch": scratch, "libraries": len(libraries), "linked": builder.linked,
+                "left_out": builder.skipped,
                 "devices": devices, "seconds": round(time.monotonic() - began, 1)}
     with open(os.path.join(tree, MANIFEST), "w", encoding="utf-8") as f:
         json.dump(manifest, f, indent=1)
@@ -283,4 +276,4 @@ def ready(tree: str) -> tuple[bool, dict]:
 
 def describe(manifest: dict) -> str:
     return (f"{len(manifest['dirs'])} import folders, {manifest['libraries']} shared libraries and /etc "
-            f"({manifest['linked']} files linked, {manifest['copied']} copied), devices: {manifest['devices']}")
+            f"({manifest['linked']} files linked), devices: {manifest['devices']}")

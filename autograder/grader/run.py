@@ -42,7 +42,7 @@ from grader.results import TestResult, write_fallback, write_results  # noqa: E4
 from grader.stage import read_upload, stage  # noqa: E402
 from grader.standins import standin_text, untrapped  # noqa: E402
 from grader.static import check_file, integrity_findings  # noqa: E402
-from grader.zygote import GradingPool, LaunchPool  # noqa: E402
+from grader.zygote import GradingPool, LaunchPool, StorePool  # noqa: E402
 from grading.checks import Check, Outcome, Run, candidate_kwargs, deadline_s, judge, message, public_checks  # noqa: E402
 from grading.feedback import scenario_failure  # noqa: E402
 from grading.local import LaunchFailed  # noqa: E402
@@ -406,14 +406,17 @@ class Grader:
         gives (``torchrun_env.json``), jailed like every worker; the student's init_process_group makes the
         process group. (torchrun's own agent would be a process of the student's uid free to run programs.)"""
         nproc = run.kwargs["nproc"]
+        store = StorePool(self.server, 1, paths=self.paths(variant), env=self.worker_env(),
+                          setup={"jail": self.isolation.store_jail() if self.isolation else None})
         pool = GradingLaunchPool(self.server, nproc, paths=self.paths(variant), env=self.worker_env(),
                                  setup=self.worker_setup(variant, launch=True), on_start=self.fresh_scratch,
                                  max_rss_mb=WORKER_MAX_RSS_MB, max_output_mb=WORKER_MAX_OUTPUT_MB)
-        pool.torchrun_envs, pool.values = TORCHRUN_ENVS[str(nproc)], kwargs["values"]
+        pool.torchrun_envs, pool.values, pool.store = TORCHRUN_ENVS[str(nproc)], kwargs["values"], store
         try:
             return pool.run_launch(self.run_deadline(deadline_s(2 * self.reference.pool_start_s)))
         finally:
             pool.close(graceful=False)
+            store.close(graceful=False)
 
     # -- the summary ---------------------------------------------------------------------------------------
     def summary(self, entries: list[TestResult]) -> str:

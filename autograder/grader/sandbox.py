@@ -290,7 +290,7 @@ _ARCHES = {
         "finit_module": 313, "delete_module": 176, "socket": 41, "shmget": 29, "shmat": 30, "shmctl": 31,
         "shmdt": 67, "semget": 64, "semop": 65, "semctl": 66, "semtimedop": 220, "msgget": 68, "msgsnd": 69,
         "msgrcv": 70, "msgctl": 71, "mq_open": 240, "mq_unlink": 241, "mq_timedsend": 242,
-        "mq_timedreceive": 243, "mq_notify": 244, "mq_getsetattr": 245}),
+        "mq_timedreceive": 243, "mq_notify": 244, "mq_getsetattr": 245, "prctl": 157}),
     "aarch64": _Arch(0xC00000B7, 277, False, {  # include/uapi/asm-generic/unistd.h (no fork, no vfork)
         "clone": 220, "clone3": 435, "execve": 221, "execveat": 281, "ptrace": 117, "process_vm_readv": 270,
         "process_vm_writev": 271, "unshare": 97, "setns": 268, "mount": 40, "umount2": 39, "pivot_root": 41,
@@ -300,7 +300,7 @@ _ARCHES = {
         "delete_module": 106, "socket": 198, "mq_open": 180, "mq_unlink": 181, "mq_timedsend": 182,
         "mq_timedreceive": 183, "mq_notify": 184, "mq_getsetattr": 185, "msgget": 186, "msgctl": 187,
         "msgrcv": 188, "msgsnd": 189, "semget": 190, "semctl": 191, "semtimedop": 192, "semop": 193,
-        "shmget": 194, "shmctl": 195, "shmat": 196, "shmdt": 197}),
+        "shmget": 194, "shmctl": 195, "shmat": 196, "shmdt": 197, "prctl": 167}),
 }
 
 
@@ -1189,7 +1189,8 @@ def _seccomp_program(arch: _Arch) -> list[tuple[int, int, int, int]]:
         lines.append((_BPF_JGE_K, _X32_SYSCALL_BIT, "kill", None))
     lines += [(_BPF_JEQ_K, arch.numbers["clone"], "clone", None),
               (_BPF_JEQ_K, arch.numbers["clone3"], "enosys", None),
-              (_BPF_JEQ_K, arch.numbers["socket"], "socket", None)]
+              (_BPF_JEQ_K, arch.numbers["socket"], "socket", None),
+              (_BPF_JEQ_K, arch.numbers["prctl"], "prctl", None)]
     lines += [(_BPF_JEQ_K, arch.numbers[name], "eperm", None) for name in _DENIED if name in arch.numbers]
     lines += [
         (_BPF_RET_K, SECCOMP_RET_ALLOW, None, None),
@@ -1205,6 +1206,9 @@ def _seccomp_program(arch: _Arch) -> list[tuple[int, int, int, int]]:
         (_BPF_JEQ_K, NETLINK_ROUTE, "allow", None),
         ("label", "eafnosupport"),
         (_BPF_RET_K, SECCOMP_RET_ERRNO | errno.EAFNOSUPPORT, None, None),
+        ("label", "prctl"),  # not dumpable stays so: siblings of the uid cannot read its memory or its /proc
+        (_BPF_LD_W_ABS, _SECCOMP_DATA_ARG0_LOW, None, None),
+        (_BPF_JEQ_K, PR_SET_DUMPABLE, "eperm", "allow"),
         ("label", "allow"),
         (_BPF_RET_K, SECCOMP_RET_ALLOW, None, None),
         ("label", "eperm"),
@@ -1242,8 +1246,8 @@ def install_seccomp() -> None:
     setns, mount, umount2, pivot_root, chroot, bpf, perf_event_open, keyctl, add_key, request_key,
     userfaultfd, io_uring_*, kexec_load, kexec_file_load, init_module, finit_module, delete_module, System V
     IPC (shm*, sem*, msg*) and POSIX message queues (mq_*); EAFNOSUPPORT for a socket of any family but
-    AF_UNIX, AF_INET, AF_INET6 and route netlink; ENOSYS for clone3 (glibc then falls back to clone). Everything else is
-    allowed. Also usable on its own, e.g. at the top of a script a launcher started inside a jail without
+    AF_UNIX, AF_INET, AF_INET6 and route netlink; EPERM for prctl(PR_SET_DUMPABLE) (a worker stays not
+    dumpable); ENOSYS for clone3 (glibc then falls back to clone). Everything else is allowed. Also usable on its own, e.g. at the top of a script a launcher started inside a jail without
     seccomp. Raises SandboxError."""
     arch = _native_arch()
     if arch is None:

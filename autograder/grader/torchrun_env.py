@@ -7,8 +7,9 @@ check 1.4 on Gradescope.
 
 On Gradescope, check 1.4 starts its ranks itself, jailed like every worker (torchrun's own agent would be a
 process of the student's uid free to start programs), each with exactly this environment: the variables
-torchrun sets, minus what names this capture (its run id, port, error files), with a fresh port, and with
-TORCHELASTIC_USE_AGENT_STORE=False (there is no agent store: rank 0 hosts the store, as without torchrun).
+torchrun sets, minus what names this capture (its run id, port, error files), with a fresh port. As under
+torchrun, the ranks find the rendezvous store hosted outside them (TORCHELASTIC_USE_AGENT_STORE=True): by a
+jailed process of the grader's (``zygote.StorePool``), whose keys show that the ranks met as a process group.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ OUT = os.path.join(HERE, "torchrun_env.json")
 NPROC = (2,)
 DUMP = "import json, os, sys\njson.dump(dict(os.environ), open(os.path.join(sys.argv[1], os.environ['RANK']), 'w'))\n"
 DROPPED = ("PATH", "HOME", "LC_CTYPE", "LANG", "PWD", "TORCHELASTIC_ERROR_FILE")  # the caller's, or this capture's
-REPLACED = {"MASTER_PORT": "{port}", "TORCHELASTIC_RUN_ID": "{run_id}", "TORCHELASTIC_USE_AGENT_STORE": "False"}
+REPLACED = {"MASTER_PORT": "{port}", "TORCHELASTIC_RUN_ID": "{run_id}"}
 
 
 def capture(nproc: int) -> list[dict[str, str]]:

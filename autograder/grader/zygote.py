@@ -26,7 +26,7 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
-from grading.pool import RankFailure, WorkerPool, serve
+from grading.pool import START_TIMEOUT_S, RankFailure, WorkerPool, _free_port, serve
 
 # torch's DDP machinery (handout §8): the functions are replaced wherever a loaded module holds them, and the
 # classes are disabled in place (their methods raise), so finding them another way (a module's __dict__,
@@ -115,7 +115,31 @@ def child_setup(setup: dict) -> None:
         install_traps(setup.get("untrapped", []))
     for name in CODE_MODULES:
         sys.modules.pop(name, None)  # the code under test is the one in this child's paths
+    if setup.get("store_host"):
+        return store_main
     return launch_main if setup.get("launch") else None
+
+
+def store_main(fd: int, stack_fd: int) -> None:
+    """Check 1.4's rendezvous store, hosted outside the ranks as torchrun's agent hosts it (a jailed process of
+    a uid of its own): it says ready, then answers every request with the keys the ranks wrote in it. A
+    process group's ranks meet there; ranks that fake the sum some other way never do."""
+    import json
+    import socket
+    from datetime import timedelta
+
+    import torch.distributed as dist
+
+    from grading.pool import COLLECTIVE_TIMEOUT_S, recv_message, send_message
+    sock = socket.socket(fileno=fd)
+    store = dist.TCPStore("localhost", int(os.environ["MASTER_PORT"]), is_master=True, wait_for_workers=False,
+                          timeout=timedelta(seconds=COLLECTIVE_TIMEOUT_S))
+    send_message(sock, json.dumps({"ok": True, "result": None}).encode())
+    while True:
+        message = recv_message(sock)
+        if message is None or json.loads(message).get("fn") is None:
+            os._exit(0)
+        send_message(sock, json.dumps({"ok": True, "result": sorted(store.list_keys())}).encode())
 
 
 def launch_main(fd: int, stack_fd: int) -> None:
@@ -142,21 +166,50 @@ def server_setup() -> None:
 
 class LaunchPool:
     """Mixin for check 1.4: ranks with torchrun's environment (``torchrun_env.json``) that run the probe
-    instead of the pool's loop; the student's init_process_group makes the process group."""
+    instead of the pool's loop; the student's init_process_group makes the process group. Like torchrun's
+    agent, a process outside the ranks (``store``, a ``StorePool``) hosts the rendezvous store at MASTER_PORT:
+    what the ranks wrote there is evidence no rank's report can stand in for."""
 
     torchrun_envs: list[dict] = []
     values: list[int] = []
+    store: StorePool | None = None
 
     def worker_env(self, rank: int, port: int) -> dict[str, str]:
         env = super().worker_env(rank, port)
         for name in ("RANK", "WORLD_SIZE", "LOCAL_RANK", "LOCAL_WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT"):
             del env[name]
+        port = self.store.port if self.store else port
         torchrun = {k: v.format(port=port, run_id=f"minddp-{port}") for k, v in self.torchrun_envs[rank].items()}
         return {**env, **torchrun, "MINDDP_PROBE_VALUE": str(self.values[rank])}
 
     def run_launch(self, deadline_s: float) -> list:
+        if self.store is not None:
+            self.store.start()
         self.fork_workers()
-        return self._collect(deadline_s, "the torchrun launch")
+        results = self._collect(deadline_s, "the torchrun launch")
+        if self.store is not None:
+            met = self.store.ranks_met(len(results))
+            for result in results:
+                if isinstance(result, dict):
+                    result["rendezvous"] = met  # the store's word, whatever the rank's report said
+        return results
+
+
+class StorePool(WorkerPool):
+    """The one process that hosts check 1.4's rendezvous store (``store_main``), on a free port."""
+
+    def __init__(self, *args: Any, **kwargs: Any):
+        super().__init__(*args, **kwargs)
+        self.setup["store_host"] = True
+        self.port = _free_port()
+
+    def worker_env(self, rank: int, port: int) -> dict[str, str]:
+        return {**super().worker_env(rank, port), "MASTER_PORT": str(self.port)}
+
+    def ranks_met(self, nproc: int) -> list[int]:
+        """The ranks whose process group wrote its address in the store (gloo's ``default_pg/.../<rank>``)."""
+        keys = [k for k in self.run("store:keys", deadline_s=START_TIMEOUT_S)[0] if isinstance(k, str) and "default_pg/" in k]
+        return [rank for rank in range(nproc) if any(k.rsplit("/", 1)[-1] == str(rank) for k in keys)]
 
 
 class GradingPool(WorkerPool):

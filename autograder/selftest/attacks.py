@@ -691,6 +691,42 @@ def init_process_group(backend=None, timeout=DEFAULT_TIMEOUT):
     os._exit(0)
 '''
 
+# No process group at all, and the right sum anyway: the ranks trade their numbers over an abstract Unix
+# socket, and torch.distributed's functions are replaced through the module's namespace, so the probe's
+# all_reduce, get_rank and get_backend answer what a group would.
+NO_GROUP_INIT = r'''
+def init_process_group(backend=None, timeout=DEFAULT_TIMEOUT):
+    import socket
+    import time
+    env = read_torchrun_env()
+    mine = float(os.environ.get("MINDDP_PROBE_VALUE", env.rank + 1))
+    name = "\0minddp-sum-" + os.environ["MASTER_PORT"]
+    if env.rank == 0:
+        server = socket.socket(socket.AF_UNIX)
+        server.bind(name)
+        server.listen()
+        peer, _ = server.accept()
+        theirs = float(peer.recv(64).decode())
+        peer.sendall(repr(mine).encode())
+    else:
+        for _ in range(200):
+            try:
+                peer = socket.socket(socket.AF_UNIX)
+                peer.connect(name)
+                break
+            except OSError:
+                time.sleep(0.05)
+        peer.sendall(repr(mine).encode())
+        theirs = float(peer.recv(64).decode())
+    total = mine + theirs
+    namespace = vars(dist)
+    namespace["all_reduce"] = lambda tensor, *args, **kwargs: tensor.fill_(total)
+    namespace["get_rank"] = lambda *args, **kwargs: env.rank
+    namespace["get_backend"] = lambda *args, **kwargs: backend
+    namespace["is_initialized"] = lambda: False
+    return env
+'''
+
 # The agent unpickles the rendezvous state it keeps in its TCPStore every second; a rank can set it.
 AGENT_PAYLOAD = r'''
 import ctypes, os
@@ -1392,6 +1428,15 @@ ATTACKS: list = [
          "(each rank's number is drawn at grading time)", start="stubs",
          edits={PROCESS_GROUP: [Function("init_process_group", FAKE_INIT)]},
          zero=EVERY_PART, full=(), score=(0, 0)),
+    Case("launch-no-process-group", "init_process_group makes no process group: the two ranks trade their "
+         "numbers over an abstract Unix socket and replace torch.distributed's all_reduce, get_rank and get_backend "
+         "through vars(dist): the reports are right, but the rendezvous store (hosted outside the ranks, as "
+         "torchrun's agent hosts it) saw no rank join a group",
+         edits={PROCESS_GROUP: [Function("init_process_group", NO_GROUP_INIT)]}, full=("2", "3", "4", "5", "6", "A", "B"),
+         says={"1": "joined a process group through the rendezvous store"},
+         check=all_of(tests_fail("1.4"), tests_pass("1.1", "1.2", "1.3"),
+                      output_of("0.1", "vars (reads or writes a namespace", "the report must show vars()"),
+                      output_of("0.1", "AF_UNIX", "the report must show the Unix socket"))),
     Case("launch-agent-exec", "rank 0 of check 1.4 looks in /proc/net/tcp for a torchrun agent's rendezvous "
          "store to set a pickle as its state (an agent would unpickle it without seccomp); the grader's ranks "
          "replay torchrun's environment, so there must be no agent to find",
@@ -1674,7 +1719,7 @@ def upload_outcomes(test, uploads: list, jobs: int = 2) -> list:
         cache = test.cache + ".copy-" + os.path.basename(folder)
         shutil.copyfile(test.cache, cache)
         graded = run.grade(test.source, submission, folder, cache, python=test.python, limits=test.limits,
-                           room=test.room)
+                           room=test.room, jail=test.jail)
         problems = list(graded.problems)
         if graded.results is not None:
             problems += run.schema_problems(graded.results) or run.expectation_problems(

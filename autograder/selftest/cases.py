@@ -268,9 +268,11 @@ CASES = [
 from selftest.attacks import ATTACKS  # noqa: E402  (attacks on the grader's isolation, in their own file)
 
 CASES += ATTACKS
-# What only the isolation layers hold (files, processes, the network, leftovers, limits): the privileged and the
-# Docker-default configurations differ there, so CI grades these in both (every other case in the Docker one).
+# What only the isolation layers hold (files, processes, the network, leftovers, limits), and what the grader
+# must hold in either room (hidden inputs, tables, a grading's time, what a submission can crash): CI grades
+# these in both the privileged and the Docker-default configurations (every other case in the Docker one).
 ON_ISOLATION = ("write-results", "read-hidden", "read-reference", "memory-hog", "ref-loader", "recon-visible",
                 "net-reach", "launch-agent-exec", "launch-deep-tree", "launch-resources", "launch-orphans",
-                "spawn-everything", "persist-between-checks", "memory-after-reply")
+                "spawn-everything", "persist-between-checks", "memory-after-reply", "launch-no-process-group",
+                "leak-inputs", "answer-table", "thread-bomb", "other-sockets", "nested-too-deep", "slow-everywhere")
 CASES = [replace(c, isolation=True) if c.name in ON_ISOLATION else c for c in CASES]

@@ -179,7 +179,7 @@ class Limits:
 
 def grade(source: str, submission: str, folder: str, cache: str | None, timeout_s: float = CASE_TIMEOUT_S,
           python: str = sys.executable, limits: Limits = Limits(), parts: tuple | None = None,
-          checks: tuple | None = None, room=None, time_limit_s: float | None = None) -> Graded:
+          checks: tuple | None = None, room=None, time_limit_s: float | None = None, jail: str | None = None) -> Graded:
     """Grade ``submission`` as run_autograder would, in ``folder`` laid out like /autograder: here, or, with a
     ``room`` (sim.Docker), as root in a fresh Gradescope-shaped container from its image."""
     case_source = os.path.join(folder, "source")
@@ -195,6 +195,8 @@ def grade(source: str, submission: str, folder: str, cache: str | None, timeout_
         command += ["--checks", ",".join(checks)]
     if time_limit_s is not None:
         command += ["--time-limit-s", str(time_limit_s)]
+    if jail is not None:
+        command += ["--jail", jail]
     temp = os.path.join(folder, "tmp")  # the grader's TMPDIR: whatever it leaves there is a leak
     os.makedirs(temp)
     log_path = os.path.join(folder, "grader.log")
@@ -443,6 +445,9 @@ class SelfTest:
         self.workdir = workdir or tempfile.mkdtemp(prefix="minddp-selftest-")
         self.room = room  # sim.Docker: each grading in a fresh container from its image (with its Python)
         self.python, self.limits = (room.python if room else python), limits
+        # The jail tree: the image's (setup.sh built it around the venv), or one kept beside this checkout's
+        # venv for every grading of this self-test (hard links on its file system, built once).
+        self.jail = room.jail if room else os.path.join(self.workdir, "jail")
         self.source = _load_build().build_source(os.path.join(self.workdir, "source"))
         self.cache = os.path.join(self.workdir, "reference-cache.json")
         self.baseline: dict | None = None
@@ -466,7 +471,8 @@ class SelfTest:
             if os.path.exists(self.cache):
                 shutil.copyfile(self.cache, cache)  # each grading its own copy: nothing can spoil the next one's
         graded = grade(self.source, submission, folder, cache, python=self.python, limits=self.limits,
-                       parts=case.parts, checks=case.checks, room=self.room, time_limit_s=case.time_limit_s)
+                       parts=case.parts, checks=case.checks, room=self.room, time_limit_s=case.time_limit_s,
+                       jail=self.jail)
         if cached and os.path.exists(cache):
             if not os.path.exists(self.cache):
                 shutil.copyfile(cache, self.cache)  # the first grading computed the reference pass

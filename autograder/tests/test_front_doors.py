@@ -114,3 +114,28 @@ def test_the_plain_folder(submitted, cache, tmp_path):
         zf.extractall(upload)
     results = make_grade(str(upload), str(tmp_path / "ag"), cache)
     assert results["score"] == 110.0, failures(results)
+
+
+def test_a_weight_changed_in_solutions_is_what_make_grade_grades(tmp_path):
+    """A TA's edit of a check's weight in solutions/grading/, with no `make assignment` after it, is what the
+    next `make grade` grades (the autograder is built from solutions/ as it is, not from the generated copy)."""
+    scratch = tmp_path / "repo"
+    for name in ("solutions", "tools", "autograder", "assignment"):
+        shutil.copytree(os.path.join(REPO, name), scratch / name, ignore=shutil.ignore_patterns(
+            "__pycache__", ".venv", "hidden-secret"))
+    shutil.copyfile(os.path.join(REPO, "requirements.txt"), scratch / "requirements.txt")
+    part5 = scratch / "solutions" / "grading" / "part5.py"
+    text = part5.read_text()
+    declared = re.search(r'Check\("5\.1", [^\n]*?weight=([\d.]+)', text)
+    assert declared, "check 5.1's declaration moved: update this test"
+    old = float(declared.group(1))
+    part5.write_text(text[:declared.start(1)] + f"{old + 1:g}" + text[declared.end(1):])
+    root = tmp_path / "ag"
+    done = subprocess.run([sys.executable, str(scratch / "autograder" / "build.py"), "grade", "--keep", str(root)],
+                          capture_output=True, text=True, timeout=1800)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    with open(root / "results" / "results.json", encoding="utf-8") as f:
+        results = json.load(f)
+    weights = {t["number"]: t["max_score"] for t in results["tests"]}
+    assert weights["5.1"] + weights["5.1h"] == old + 1, weights
+    assert results["score"] == 111.0, failures(results)

@@ -342,3 +342,21 @@ def test_a_self_test_case_skips_only_the_parts_graded_before_its_files():
         assert scoped(whole) == whole
     solutions = next(c for c in CASES if c.name == "solutions")
     assert scoped(solutions).parts is None
+
+
+def test_check_1_4_believes_the_rendezvous_store_not_the_reports():
+    """On Gradescope the grader adds what its store saw ("rendezvous": the ranks that joined a process group
+    there) to each rank's report: a report that is right in every other way fails without it."""
+    from grading.checks import Failure, Outcome, Run
+    from grading.part1 import LAUNCH_BACKEND, compare_launch
+    run = Run("launch", {"nproc": 2})
+    values = [3, 4]
+
+    def reports(met):
+        return [{"rank": r, "world_size": 2, "local_rank": r, "node_rank": 0, "sum": 7.0, "dist_rank": r,
+                 "backend": LAUNCH_BACKEND, **({} if met is None else {"rendezvous": met})} for r in range(2)]
+
+    compare_launch(Outcome(run, reports([0, 1]), None, {}, {"values": values}))  # a real group: passes
+    compare_launch(Outcome(run, reports(None), None, {}, {"values": values}))  # make test (torchrun's own store)
+    with pytest.raises(Failure, match="only ranks \\[\\] of 2 joined a process group"):
+        compare_launch(Outcome(run, reports([]), None, {}, {"values": values}))

@@ -5,7 +5,8 @@ follows from, the scenario runs it makes (its *public inputs*), and one comparis
 code did into a verdict and, when it fails, into a message that names the mistake::
 
     Check("3.1", "one bucket per layer: bit for bit equal to torch DDP", weight=4, section="3",
-          runs=[train("reducer", model="mlp", steps=3, ddp_kwargs={"bucket_cap_mb": 1})],
+          runs=[train("reducer", "6 x Linear(512, 512), bucket_cap_mb=1", model="mlp", steps=3,
+                      ddp_kwargs={"bucket_cap_mb": 1})],
           compare=compare.same_training)
 
 Each ``Run`` is a call of a function of ``grading.scenarios`` on ``world_size`` workers, once on your code
