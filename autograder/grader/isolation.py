@@ -117,15 +117,19 @@ class Isolation:
         """Before a set of workers starts: the folder they may write (chroot, none; the empty root gives each
         worker a tmpfs), new and empty, its uid's alone. Whatever earlier workers left is gone with them."""
         if self.root != "empty":
-            self.end_check()
+            self._clear(self.uid)  # (not check 1.4's store host: it serves the ranks about to start)
             os.mkdir(self.scratch, 0o700)
             os.chown(self.scratch, self.uid, self.uid)
 
     def end_check(self) -> None:
-        """After a check (or a set of workers): every process of the uid is killed, and what they wrote removed."""
-        for uid in (self.uid, self.store_uid):
-            sandbox.kill_uid(uid)
-            sandbox.reap_orphans(uid)  # the grader is their subreaper; zombies count towards NPROC
+        """After a check: every process of its uids is killed, and what they wrote removed."""
+        sandbox.kill_uid(self.store_uid)
+        sandbox.reap_orphans(self.store_uid)
+        self._clear(self.uid)
+
+    def _clear(self, uid: int) -> None:
+        sandbox.kill_uid(uid)
+        sandbox.reap_orphans(uid)  # the grader is their subreaper; zombies count towards NPROC
         if self.scratch:
             sandbox.remove_tree(self.scratch)
 
