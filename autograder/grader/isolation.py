@@ -4,7 +4,8 @@ the jail it enters (SECURITY.md is the trust model; ``sandbox.py`` sets each lay
 The layers come from what the kernel lets this (root) process do, tried for real (``sandbox.isolation_layers``):
 
 * always: a uid of its own, no groups, no capabilities, ``no_new_privs``, resource limits, the seccomp filter,
-  and a folder per check that only that uid may write, removed after the check;
+  and a folder that only that uid may write, made afresh for each set of workers and removed after the check
+  (check 1.4's rendezvous store host gets a second uid of its own);
 * with ``CAP_SYS_ADMIN`` (a VM, a privileged container): mount, IPC and network namespaces and an empty root
   built at fork time (``root="empty"``): the code to grade and the harness are bound read-only at fixed paths;
 * without it but with ``CAP_SYS_CHROOT`` (a default Docker container: Gradescope): a chroot into the tree
@@ -148,7 +149,8 @@ class Isolation:
     def layer_names(self, uid: bool = True) -> list[str]:
         names = [f"uid {self.uid if uid else 'of its own'} (no capabilities, no_new_privs, limits)"]
         names += ["seccomp"] if self.layers.seccomp else []
-        names += {"empty": ["namespaces: mount (empty root), IPC, network"], "chroot": [f"chroot ({self.tree})"],
+        built = " built now" if self.tree_note.startswith("built now") else ""  # setup.sh's was missing or stale
+        names += {"empty": ["namespaces: mount (empty root), IPC, network"], "chroot": [f"chroot ({self.tree}{built})"],
                   "none": []}[self.root]
         return names
 
