@@ -17,7 +17,7 @@ def test_a_tier_is_the_sum_of_its_targets_or_a_dash():
     text = timings.block({"seconds": seconds, "machine": "2 CPUs", "date": "2026-12-01"})
     assert "| `make check` | 45 s |" in text
     assert "| `make test` | 4 min |" in text  # 265 s (py310 is CI's, not make test's)
-    assert f"| `.ci/run` | {timings.DASH} |" in text  # selftest@all and ci-last were not measured
+    assert f"| `.ci/run` | {timings.DASH} |" in text  # selftest@ci, docker and ci-last were not measured
     assert "2 CPUs, 2026-12-01" in text
 
 
@@ -25,6 +25,8 @@ def test_the_selection_is_part_of_the_selftest_name(monkeypatch):
     monkeypatch.setenv("SELFTEST", "all")
     monkeypatch.setenv("MUTANTS", "all")
     assert timings.selection("selftest") == "selftest@all"
+    monkeypatch.setenv("SELFTEST", "isolation")
+    assert timings.selection("selftest") == "selftest@ci"  # what .ci/run grades privileged
     monkeypatch.delenv("MUTANTS")
     assert timings.selection("selftest") == "selftest@other"
     assert timings.selection("unit") == "unit"
