@@ -29,6 +29,7 @@ more than newer ones (e.g. AF_VSOCK sockets); the grader's own seccomp filter re
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import os
 import platform
@@ -37,7 +38,6 @@ import shutil
 import subprocess
 import sys
 import tempfile
-import threading
 import uuid
 from dataclasses import dataclass
 
@@ -127,14 +127,20 @@ def seccomp_profile(capabilities: list[str], moby: str = MOBY) -> dict:
     return out
 
 
+@functools.lru_cache(maxsize=1)
+def _runc_spec() -> str:
+    """runc's own default config (as JSON text): made once, each container's config starts from a copy."""
+    with tempfile.TemporaryDirectory() as bundle:  # runc spec writes config.json into the bundle
+        subprocess.run(["runc", "spec", "--bundle", bundle], check=True, capture_output=True)
+        with open(os.path.join(bundle, "config.json"), encoding="utf-8") as f:
+            return f.read()
+
+
 def runtime_config(command: list[str], env: dict[str, str], cwd: str, binds: list[tuple[str, str]], cgroup: str | None,
                    network: str | None, moby: str = MOBY) -> dict:
     """The OCI config of one container: runc's own default spec (the mounts Docker makes too), with Docker's
     capabilities, seccomp profile, namespaces, masked and read-only paths and device rules."""
-    with tempfile.TemporaryDirectory() as bundle:  # runc spec writes config.json into the bundle
-        subprocess.run(["runc", "spec", "--bundle", bundle], check=True, capture_output=True)
-        with open(os.path.join(bundle, "config.json"), encoding="utf-8") as f:
-            config = json.load(f)
+    config = json.loads(_runc_spec())
     caps = docker_capabilities(moby)
     config["process"] = {"terminal": False, "user": {"uid": 0, "gid": 0}, "args": command, "cwd": cwd,
                          "env": [f"{k}={v}" for k, v in env.items()],
@@ -270,28 +276,17 @@ class Image:
         name = f"minddp-{uuid.uuid4().hex[:12]}"
         cgroup = Cgroup(cpus, memory_mb) if cpus or memory_mb else None
         upper = os.path.join(self.disk, "runs", name, "upper")
-        peak, done = [0.0], threading.Event()
-
-        def sample() -> None:  # a benchmark figure: the cgroup's own peak counts page cache as well
-            while not done.wait(0.1):
-                try:
-                    peak[0] = max(peak[0], cgroup.process_mb())
-                except OSError:
-                    pass
-        sampler = threading.Thread(target=sample, daemon=True) if cgroup else None
+        if cgroup is None:
+            return self._container(name, [self.layer, "/"], upper, command, env, cwd, list(binds), None, True,
+                                   stdout, timeout_s)
         try:
-            if sampler:
-                sampler.start()
-            ran = self._container(name, [self.layer, "/"], upper, command, env, cwd, list(binds), cgroup, True,
-                                  stdout, timeout_s)
+            with cgroup.process_peak() as peak:
+                ran = self._container(name, [self.layer, "/"], upper, command, env, cwd, list(binds), cgroup, True,
+                                      stdout, timeout_s)
             ran.process_peak_mb = peak[0]
             return ran
         finally:
-            done.set()
-            if sampler:
-                sampler.join()
-            if cgroup is not None:
-                cgroup.remove()
+            cgroup.remove()
 
     def close(self, keep: bool = False) -> None:
         """Unmount the layers' file system; remove it too unless ``keep`` (a later run reuses the image)."""

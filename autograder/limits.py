@@ -5,10 +5,12 @@ self-test's runs at a fraction of a CPU (selftest/run.py --cpus): verdicts must 
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 import uuid
 
@@ -77,6 +79,26 @@ class Cgroup:
                      if len(line.split()) == 2)
         keys = ("anon", "shmem") if self.v2 else ("total_rss", "total_shmem")
         return sum(int(stats.get(k, 0)) for k in keys) / 2**20
+
+    @contextlib.contextmanager
+    def process_peak(self):
+        """While the block runs, ``process_mb`` sampled every 0.1 s; yields a list whose one item is the peak so
+        far (a benchmark figure: the cgroup's own peak counts page cache as well)."""
+        peak, done = [0.0], threading.Event()
+
+        def sample() -> None:
+            while not done.wait(0.1):
+                try:
+                    peak[0] = max(peak[0], self.process_mb())
+                except OSError:  # the cgroup is being removed
+                    pass
+        sampler = threading.Thread(target=sample, daemon=True)
+        sampler.start()
+        try:
+            yield peak
+        finally:
+            done.set()
+            sampler.join()
 
     def oom_kills(self) -> int:
         name, key = ("memory.events", "oom_kill") if self.v2 else ("memory.oom_control", "oom_kill")

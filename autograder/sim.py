@@ -113,18 +113,11 @@ class Privileged:
         group = Cgroup(cpus, memory_mb)
         began = time.monotonic()
         try:
-            with open(log, "wb") as out:
-                proc = subprocess.Popen(["bash", os.path.join(self.root, "source", "run_autograder")],
-                                        preexec_fn=group.join, stdout=out, stderr=subprocess.STDOUT, env=env)
-                process_peak = 0.0  # sampled every 0.1 s: a benchmark figure (the cgroup's own peak counts page cache)
-                while proc.poll() is None:
-                    process_peak = max(process_peak, group.process_mb())
-                    try:
-                        proc.wait(timeout=0.1)
-                    except subprocess.TimeoutExpired:
-                        pass
-            return {"exit_code": proc.returncode, "wall_s": time.monotonic() - began, "cpu_s": group.cpu_seconds(),
-                    "peak_mb": group.peak_mb(), "process_peak_mb": process_peak, "oom_kills": group.oom_kills()}
+            with open(log, "wb") as out, group.process_peak() as peak:
+                code = subprocess.call(["bash", os.path.join(self.root, "source", "run_autograder")],
+                                       preexec_fn=group.join, stdout=out, stderr=subprocess.STDOUT, env=env)
+            return {"exit_code": code, "wall_s": time.monotonic() - began, "cpu_s": group.cpu_seconds(),
+                    "peak_mb": group.peak_mb(), "process_peak_mb": peak[0], "oom_kills": group.oom_kills()}
         finally:
             group.remove()
 

@@ -31,7 +31,7 @@ class Isolation:
     def __init__(self, layers: sandbox.Layers, tree: str, harness: str):
         self.layers, self.harness = layers, harness
         self.uid = sandbox.pick_uid()
-        self.store_uid = next(u for u in iter(sandbox.pick_uid, None) if u != self.uid)  # check 1.4's store host
+        self.store_uid = sandbox.pick_uid(avoid=(self.uid,))  # check 1.4's store host
         self.root = layers.root
         self.tree = tree
         self.missing = list(layers.why_not)

@@ -104,6 +104,7 @@ class Grader:
         self.spent: dict[str, float] = {}  # seconds each part's checks took so far
         self.budgets: dict[str, float] = {}  # part -> its time budget (from the reference's times, carved from the whole)
         self.deadline = float("inf")  # time.monotonic() by which the student pass must be over (``main``)
+        self.scaled = False  # the parts' budgets were scaled down to fit the time left (``carve_budgets``)
         self.keys: dict[int, dict[str, str]] = {}  # id of a Run (all live as long as the grading) -> its keys
         self.variants: dict[str, Variant] = {}
         self.isolation: Isolation | None = None
@@ -281,7 +282,7 @@ class Grader:
         formula = (f"{PART_BUDGET_FLOOR_S:.0f} s plus {PART_BUDGET_FACTOR:g} times what the reference took for all "
                    "of the part's runs")
         return f": its share of the grading's time, which cannot hold {formula} for every part" \
-            if getattr(self, "scaled", False) else f": {formula}"
+            if self.scaled else f": {formula}"
 
     def time_left(self) -> float:
         return self.deadline - time.monotonic()
@@ -329,29 +330,25 @@ class Grader:
                 got = self.launch(variant, run, kwargs) if run.fn == "launch" else \
                     self.student_call(variant, run, kwargs, pools, self.run_deadline(deadline_s(ref_s)),
                                       memory_cap_mb(ref_mb))
-            except ScenarioError as error:
+            except (ScenarioError, LaunchFailed) as error:
                 if error.timed_out and self.time_left() <= 0:
-                    return Failed(message(check, run, "Stopped (time budget): the grading's time ran out while this "
-                                                      "run was going (it must end before Gradescope's limit)."),
+                    going = "the launch" if isinstance(error, LaunchFailed) else "this run"
+                    return Failed(message(check, run, f"Stopped (time budget): the grading's time ran out while "
+                                                      f"{going} was going (it must end before Gradescope's limit)."),
                                   "was stopped when the grading's time ran out")
                 if error.timed_out:
                     self.timeouts[group] = self.timeouts.get(group, 0) + 1
+                if isinstance(error, LaunchFailed):
+                    return Failed(message(check, run, str(error)),
+                                  "did not finish in time" if error.timed_out else "failed in the launch")
+                if error.timed_out:
                     stuck = self.stuck_importing(error, variant)
                     if stuck:  # every later run of the part imports it again, and would hang the same way
                         self.import_hangs[group] = stuck
                 return Failed(message(check, run, scenario_failure(error)), what_failed(error))
-            except LaunchFailed as error:
-                if error.timed_out and self.time_left() <= 0:
-                    return Failed(message(check, run, "Stopped (time budget): the grading's time ran out while the "
-                                                      "launch was going (it must end before Gradescope's limit)."),
-                                  "was stopped when the grading's time ran out")
-                if error.timed_out:
-                    self.timeouts[group] = self.timeouts.get(group, 0) + 1
-                return Failed(message(check, run, str(error)),
-                              "did not finish in time" if error.timed_out else "failed in the launch")
             except Exception as error:  # whatever student code made happen is its failure, not the grader's
                 return Failed(message(check, run, f"Your code could not be run to the end ({type(error).__name__}: "
-                                                  f"{str(error)[:300]}).", ), "could not be run to the end")
+                                                  f"{str(error)[:300]})."), "could not be run to the end")
             if key[1] in self.rerun:
                 self.cache[key] = (kwargs, got)
         text = judge(check, Outcome(run, got, ref, mistakes, kwargs))

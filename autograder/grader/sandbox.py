@@ -597,11 +597,12 @@ def _has_account(uid: int) -> bool:
     return False
 
 
-def pick_uid() -> int:
+def pick_uid(avoid: tuple[int, ...] = ()) -> int:
     """A uid (and gid, the same number) for one grading's student processes: no account needed; taken
     from a high range (e.g. 1_500_000..1_999_999), not in /etc/passwd or /etc/group, and no running process
-    has it. Concurrent gradings on one machine must get different uids (random choice + the checks)."""
-    in_use = _ids_in_use()
+    has it, nor one of ``avoid`` (picked already, not yet in use). Concurrent gradings on one machine must get
+    different uids (random choice + the checks)."""
+    in_use = _ids_in_use() | set(avoid)
     reserved = _subordinate_ranges()
     for _ in range(1000):
         uid = _rng.randint(*UID_RANGE)

@@ -5,6 +5,7 @@ A case says what a student did (``edits``) and what the autograder must answer (
     edits   {student file: [(old substring, new text), ...]}  each ``old`` must occur exactly once
             {student file: [Function("Class.method", new source), ...]}  a whole function replaced
             {student file: "whole new text"}                  the file is replaced
+            {student file: a function returning that text}    ... made only when the case is graded
             {student file: None}                               the file is left out of the submission
     zero    parts ("1".."6", "A", "B" for the bonus) every test of which must score 0
     full    parts every test of which must pass; FULL_REST (the default) = every part not in ``zero``

@@ -53,6 +53,18 @@ def reap(pid: int, deadline: float) -> int:
         os.close(pidfd)
 
 
+def _output_and_status(read_end: int, pid: int, deadline_s: float) -> tuple[bytes, int]:
+    """What the child wrote on ``read_end`` until it closed it (which this closes), and its wait status; both
+    within ``deadline_s``, past which the child is killed."""
+    deadline = time.monotonic() + deadline_s
+    try:
+        data = _read_until_eof(read_end, deadline)
+    finally:
+        os.close(read_end)
+        status = reap(pid, deadline)  # whatever happened: the child is never left behind
+    return data, status
+
+
 def fork_child(body, *args, deadline_s: float = CHILD_DEADLINE_S) -> tuple[dict | None, int]:
     """Run body(*args) in a forked child: (its report, its wait status). The report is {"value": ...} or
     {"error": traceback}, or None when the child died or exec'd before reporting."""
@@ -71,12 +83,7 @@ def fork_child(body, *args, deadline_s: float = CHILD_DEADLINE_S) -> tuple[dict 
         finally:
             os._exit(0)
     os.close(write_end)
-    deadline = time.monotonic() + deadline_s
-    try:
-        data = _read_until_eof(read_end, deadline)
-    finally:
-        os.close(read_end)
-        status = reap(pid, deadline)
+    data, status = _output_and_status(read_end, pid, deadline_s)
     return (json.loads(data) if data else None), status
 
 
@@ -106,12 +113,7 @@ def exec_in_jail(the_jail: Jail, code: str, deadline_s: float = CHILD_DEADLINE_S
             finally:
                 os._exit(1)
         os.close(out_write)
-        deadline = time.monotonic() + deadline_s
-        try:
-            out = _read_until_eof(out_read, deadline)
-        finally:
-            os.close(out_read)
-            status = reap(pid, deadline)
+        out, status = _output_and_status(out_read, pid, deadline_s)
         err.seek(0)
         assert os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0, f"wait status {status:#x}:\n{err.read().decode()}"
     return json.loads(out)

@@ -21,9 +21,6 @@ import torch
 
 AUTOGRADER = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 REPOSITORY = os.path.dirname(AUTOGRADER)
-if AUTOGRADER not in sys.path:
-    sys.path.insert(0, AUTOGRADER)
-
 from probes import (  # noqa: E402
     CHILD_DEADLINE_S,
     LIBC,

@@ -14,9 +14,6 @@ import pytest
 
 AUTOGRADER = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 REPOSITORY = os.path.dirname(AUTOGRADER)
-if AUTOGRADER not in sys.path:
-    sys.path.insert(0, AUTOGRADER)
-
 import container  # noqa: E402
 
 
