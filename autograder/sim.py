@@ -284,7 +284,11 @@ def main(argv: list[str] | None = None) -> int:
         setup_s = prepare(room, archive, args.reuse_setup, args.torch_index)
         place_submission(os.path.join(room.here, "submission"), args.submission)
         measured = grade(room, args.cpus, args.memory_mb, args.hog)
-        with open(os.path.join(room.here, "results", "results.json"), encoding="utf-8") as f:
+        kept = os.path.join(REPO, "dist", "gradescope-sim")  # the docker room's files are gone once it is closed
+        os.makedirs(kept, exist_ok=True)
+        for name in ("results/results.json", "grading.log"):
+            shutil.copyfile(os.path.join(room.here, name), os.path.join(kept, os.path.basename(name)))
+        with open(os.path.join(kept, "results.json"), encoding="utf-8") as f:
             results = json.load(f)
     finally:
         room.close()
@@ -303,8 +307,7 @@ def main(argv: list[str] | None = None) -> int:
     scaled = budget * 0.5 / args.cpus  # the budgets are for Gradescope's half vCPU
     print(f"  budget: {scaled:.0f} s ({budget:g} s at 0.5 CPU): "
           + ("within it" if measured["wall_s"] <= scaled else "OVER IT (a benchmark figure, not a verdict)"))
-    if room.name == "privileged" or room.keep:
-        print(f"  results.json: {os.path.join(room.here, 'results', 'results.json')}; log: {measured['log']}")
+    print(f"  results.json and grading.log: {os.path.relpath(kept)}")
     for problem in problems:
         print(f"  PROBLEM: {problem}")
     return 1 if problems else 0
