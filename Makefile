@@ -9,7 +9,7 @@ TIMINGS := $(PY) tools/timings.py  # each tier's target records its wall time (d
 
 .DEFAULT_GOAL := help
 .PHONY: help install check test lint unit demo bench grade autograder clean assignment check-sync diff validate timings \
-        student handout selftest staff-tools mutants grade-repeat gradescope-sim limits py310 docker
+        student handout selftest staff-tools mutants coverage grade-repeat gradescope-sim limits py310 docker
 
 help: ## list the targets
 	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-12s %s\n", $$1, $$2}'
@@ -60,7 +60,7 @@ unit: $(STAMP) ## unit tests: tools, the grader's pieces (staging, sandbox, resu
 	@$(TIMINGS) start unit
 	$(PYTEST) -q tools/tests
 	$(PYTEST) -q autograder/tests/test_grader_units.py autograder/tests/test_sandbox.py autograder/tests/test_reference_cache.py \
-	    autograder/tests/test_zygote.py autograder/tests/test_chroot_jail.py
+	    autograder/tests/test_zygote.py autograder/tests/test_chroot_jail.py autograder/tests/test_coverage.py
 	$(PYTEST) -q -rs handout/tests
 	@$(TIMINGS) stop unit
 
@@ -125,6 +125,9 @@ doors: $(STAMP) ## the front doors as users walk them: a student's make install/
 	@$(TIMINGS) start doors
 	$(PYTEST) -q autograder/tests/test_front_doors.py
 	@$(TIMINGS) stop doors
+
+coverage: $(STAMP) ## rewrite autograder/selftest/COVERAGE.md: each contract item of the handout, its checks and mutants
+	$(PY) autograder/selftest/coverage.py --write
 
 mutants: $(STAMP) ## grade every mutant and correct variant (autograder/selftest/): kill and acceptance rates (ONLY=a,b)
 	$(PY) autograder/selftest/mutation.py $(if $(ONLY),--only "$(ONLY)")

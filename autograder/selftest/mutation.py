@@ -7,7 +7,9 @@
 Each file of ``mutants/`` and ``correct/`` is one submission: the reference solution plus the edit a student
 would have made (the edit formats of ``cases.py``: ``(old, new)`` pairs or a whole ``Function``).
 
-    mutants/NAME.py   docstring: the mistake, in one line. ``EDITS``, and ``CAUGHT_BY = {test number: words}``:
+    mutants/NAME.py   docstring: the mistake, in one line. ``EDITS``; ``VIOLATES``: the handout's contract item
+                      it breaks, alone ("C3", "E4", "simulate_step"; ``coverage.py`` keeps the table of items
+                      and their mutants, COVERAGE.md); and ``CAUGHT_BY = {test number: words}``:
                       that test must fail and its message must contain the words (case-insensitive), i.e.
                       the feedback names the mistake. The submission must lose points (of Parts 1-6; a mutant
                       whose CAUGHT_BY names only bonus tests must lose bonus points).
@@ -57,6 +59,7 @@ class Submission:
     about: str  # the docstring's first line
     edits: dict
     caught_by: dict  # mutants: {test number: words its message must contain}
+    violates: str  # mutants: the one contract item of the handout it breaks ("C3", "simulate_step"; coverage.py)
     parts: tuple  # the parts whose checks run a file it edits: the only ones it can change
 
     def case(self, every_part: bool = False) -> Case:
@@ -77,12 +80,15 @@ def load(path: str, kind: str) -> Submission:
     problems += ["no EDITS"] if not getattr(module, "EDITS", None) else []
     problems += ["no CAUGHT_BY {test number: words}"] if kind == "mutants" and not caught_by else []
     problems += ["CAUGHT_BY in a correct variant"] if kind == "correct" and caught_by else []
+    violates = getattr(module, "VIOLATES", "")
+    problems += ["no VIOLATES (the handout's contract item it breaks: see COVERAGE.md)"] if kind == "mutants" and \
+        not violates else []
     reach = parts_reading(getattr(module, "EDITS", {}), files_by_part())
     beyond = sorted({str(n).split(".")[0] for n in caught_by} - set(reach))
     problems += [f"CAUGHT_BY names part(s) {', '.join(beyond)}, whose checks run none of the edited files"] if beyond else []
     if problems:
         raise ValueError(f"{path}: " + "; ".join(problems))
-    return Submission(name, kind, about[0], module.EDITS, dict(caught_by), reach)
+    return Submission(name, kind, about[0], module.EDITS, dict(caught_by), violates, reach)
 
 
 def submissions(only: list[str] | None = None) -> list[Submission]:

@@ -30,6 +30,7 @@ ASSIGNMENT = os.path.join(REPO, "assignment")
 sys.path[:0] = [HANDOUT, os.path.join(REPO, "solutions"), os.path.join(REPO, "tools", "student")]
 
 import build  # noqa: E402
+import contract  # noqa: E402
 
 from course import find_stubs, load_student_files  # noqa: E402
 
@@ -216,51 +217,36 @@ def test_the_bonus_stubs_cite_their_bonus_section():
 
 # -- contracts, not recipes ---------------------------------------------------------------------------------------
 
-CONTRACT_RE = re.compile(r"\\begin\{contract\}\{(\w+)\}(.*?)\\end\{contract\}", re.S)
-CHECKS_RE = re.compile(r"\\checks\{([^{}]*)\}")
 HINTS = r"\section{Hints}"  # the appendix of progressive hints: where the recipes live
 CONTRACT_PARTS = ("3", "4", "A", "B")  # the parts graded against torch's DDP, specified by contracts
 MIN_LEAK_CHARS = 20  # a solution line this long (spaces aside) is a statement, not an API name
 
 
-def contract_items() -> list[tuple[str, str, list[str]]]:
-    """(item label "C1", file:line, the check numbers its \\checks names) of every contract item."""
-    found = []
-    for path in tex_files():
-        with open(path, encoding="utf-8") as f:
-            text = f.read()
-        for match in CONTRACT_RE.finditer(text):
-            prefix, body = match.group(1), match.group(2)
-            for index, item in enumerate(body.split("\\item")[1:], start=1):
-                line = text.count("\n", 0, match.start(2) + body.index(item)) + 1
-                cited = [n.strip() for m in CHECKS_RE.findall(item) for n in m.split(",") if n.strip()]
-                found.append((f"{prefix}{index}", f"handout/{os.path.basename(path)}:{line}", cited))
-    return found
-
-
 def test_every_contract_item_names_the_checks_that_compare_it_with_torch():
-    """What the handout states of torch's DDP is what torch does: each item names checks that run torch's DDP
-    beside the code (and `make validate` runs them on the reference solution)."""
+    """Every numbered item names the checks that hold a submission to it; what the handout states of torch's DDP
+    is what torch does: those items name checks that run torch's DDP beside the code (and `make validate`
+    runs them on the reference solution)."""
     from grading.checks import public_checks
     checks = {c.number: c for c in public_checks()}
-    items = contract_items()
-    assert {label[0] for label, _, _ in items} >= {"C", "W", "A", "B"}, "a part's contract is missing"
+    items = contract.numbered_items()
+    assert {item.label[0] for item in items} >= {"E", "R", "C", "W", "A", "B"}, "a part's contract is missing"
     problems = []
-    for label, where, cited in items:
+    for item in items:
+        label, where, cited = item.label, item.where, item.checks
         if not cited:
             problems.append(f"{where}: ({label}) names no check (\\checks{{...}})")
         for number in cited:
             check = checks.get(number)
             if check is None:
                 problems.append(f"{where}: ({label}) names check {number}, which does not exist")
-            elif not any(isinstance(run.ref, dict) and run.ref.get("impl") == "torch" for run in check.runs):
+            elif check.part in CONTRACT_PARTS and not any(isinstance(run.ref, dict) and run.ref.get("impl") == "torch" for run in check.runs):
                 problems.append(f"{where}: ({label}) names check {number}, which does not run torch's DDP")
     assert not problems, "\n".join(problems)
 
 
 def test_every_check_against_torch_is_stated_by_a_contract_item():
     from grading.checks import public_checks
-    cited = {number for _, _, numbers in contract_items() for number in numbers}
+    cited = {number for item in contract.numbered_items() for number in item.checks}
     missing = [c.number for c in public_checks() if c.part in CONTRACT_PARTS and c.number not in cited]
     assert not missing, f"checks that no contract item of the handout names (\\checks): {missing}"
 

@@ -2,4 +2,5 @@
 from selftest.cases import BLOCKING_ALLREDUCE, REDUCER
 
 EDITS = {REDUCER: BLOCKING_ALLREDUCE}
+VIOLATES = "C2"
 CAUGHT_BY = {"3.8": "async_op=True"}

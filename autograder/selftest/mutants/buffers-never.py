@@ -3,4 +3,5 @@ from selftest.cases import DDP
 
 EDITS = {DDP: [("        if self.broadcast_buffers and self.sync_buffers_next_forward and self.module_buffers:\n"
                 "            broadcast_tensors(self.module_buffers, self.process_group)\n", "")]}
+VIOLATES = "W4"
 CAUGHT_BY = {"4.2": "launched no broadcast"}

@@ -2,4 +2,5 @@
 from selftest.cases import REDUCER
 
 EDITS = {REDUCER: [("bucket.buffer.mul_(1.0 / self.world_size)", "bucket.buffer.mul_(0.5)")]}
+VIOLATES = "C3"
 CAUGHT_BY = {"3.10": "divided by 2"}

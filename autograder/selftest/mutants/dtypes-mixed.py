@@ -2,4 +2,5 @@
 from selftest.cases import BUCKETING
 
 EDITS = {BUCKETING: [("group = (tensor.dtype, tensor.device)", "group = tensor.device")]}
+VIOLATES = "R2"
 CAUGHT_BY = {"2.4": "dtypes are mixed in one bucket"}

@@ -4,4 +4,5 @@ PROCESS_GROUP = "minddp/process_group.py"
 EDITS = {PROCESS_GROUP: [
     ("    missing = [name for name in TORCHRUN_VARIABLES if not environ.get(name)]\n",
      "    missing = [name for name in TORCHRUN_VARIABLES if name not in environ]\n")]}
+VIOLATES = "E1"
 CAUGHT_BY = {"1.2": "must raise DistEnvError naming MASTER_ADDR"}

@@ -2,4 +2,5 @@
 ANSWERS = "answers.py"
 
 EDITS = {ANSWERS: [("    latency = [2 * (k - 1) for n in sizes]", "    latency = [1 for n in sizes]")]}
+VIOLATES = "Q9"
 CAUGHT_BY = {"6.9": "latency counted once"}

@@ -5,4 +5,5 @@ EDITS = {REDUCER: [
     ("            if grads:  # (a bucket may hold only parameters unused on this rank)\n"
      "                torch._foreach_copy_(grads, averaged)",
      "            torch._foreach_copy_(grads, averaged)")]}
+VIOLATES = "A1"
 CAUGHT_BY = {"A.2": "at least one tensor"}

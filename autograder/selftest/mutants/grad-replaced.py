@@ -3,4 +3,5 @@ from selftest.cases import REDUCER
 
 EDITS = {REDUCER: [("                if param.grad is None:  # unused here, used elsewhere\n",
                     "                if True:  # a fresh tensor every time\n")]}
+VIOLATES = "C3"
 CAUGHT_BY = {"3.1": "in place"}

@@ -2,4 +2,5 @@
 from selftest.cases import REDUCER
 
 EDITS = {REDUCER: [("is_last=bucket.index == len(self.buckets) - 1)", "is_last=bucket.index == 0)")]}
+VIOLATES = "C4"
 CAUGHT_BY = {"3.11": "is_last"}

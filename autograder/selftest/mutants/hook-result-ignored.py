@@ -3,4 +3,5 @@ from selftest.cases import REDUCER
 
 EDITS = {REDUCER: [("            return self.future.wait()\n",
                     "            self.future.wait()\n            return self.buffer  # the hook reduced it, surely\n")]}
+VIOLATES = "C4"
 CAUGHT_BY = {"3.11": "the future returns"}

@@ -13,4 +13,5 @@ EDITS = {REDUCER: [
 """),
 ]}
 # Check 3.2 (one bucket per tensor) passes: a one-gradient bucket launches on the first call, correctly.
+VIOLATES = "C3"
 CAUGHT_BY = {"3.1": "gradients when backward returned differ", "3.4": "one hook call"}

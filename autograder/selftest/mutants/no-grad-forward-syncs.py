@@ -3,4 +3,5 @@ from selftest.cases import DDP
 
 EDITS = {DDP: [("        sync = torch.is_grad_enabled() and self.require_backward_grad_sync\n",
                 "        sync = self.require_backward_grad_sync\n")]}
+VIOLATES = "W5"
 CAUGHT_BY = {"4.3": "torch.no_grad()"}

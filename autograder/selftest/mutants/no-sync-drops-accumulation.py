@@ -5,4 +5,5 @@ EDITS = {DDP: [("        outputs = self.module(*inputs, **kwargs)\n",
                 "        if not self.require_backward_grad_sync:\n"
                 "            self.module.zero_grad(set_to_none=False)  # a fresh local gradient per micro-batch\n"
                 "        outputs = self.module(*inputs, **kwargs)\n")]}
+VIOLATES = "C5"
 CAUGHT_BY = {"4.3": "accumulate"}

@@ -3,4 +3,5 @@ from selftest.cases import DDP
 
 EDITS = {DDP: [("            self.require_backward_grad_sync = previous\n",
                 "            self.require_backward_grad_sync = True\n")]}
+VIOLATES = "W6"
 CAUGHT_BY = {"4.3": "inner no_sync() was entered and left"}

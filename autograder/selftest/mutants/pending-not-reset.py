@@ -5,4 +5,5 @@ EDITS = {REDUCER: [
     ("self.buckets.append(Bucket(bucket_index, list(indices), buffer, views))",
      "self.buckets.append(Bucket(bucket_index, list(indices), buffer, views, pending=len(indices)))"),
     ("            bucket.pending = len(bucket.variable_indices)\n", "")]}
+VIOLATES = "C3"
 CAUGHT_BY = {"3.1": "reset"}

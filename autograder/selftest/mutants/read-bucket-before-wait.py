@@ -7,4 +7,5 @@ EDITS = {REDUCER: [("            reduced = bucket.wait()\n",
                     "        for bucket in self.buckets:\n"
                     "            bucket.wait()  # before the next backward reuses the buffers\n"
                     "        self.require_finalize = False\n        # END SOLUTION")]}
+VIOLATES = "C6"
 CAUGHT_BY = {"3.1": "before its all-reduce completed"}

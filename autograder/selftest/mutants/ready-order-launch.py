@@ -7,4 +7,5 @@ def mark_bucket_ready(self, bucket_index: int) -> None:
     self.all_reduce_bucket(self.buckets[bucket_index])
     self.next_bucket += 1
 ''')]}
+VIOLATES = "C2"
 CAUGHT_BY = {"3.9": "index order"}

@@ -9,4 +9,5 @@ EDITS = {DDP: [
      "        sync = torch.is_grad_enabled() and self.require_backward_grad_sync\n"
      "        if sync and self.rebuild_pending and self.ready_order:\n"
      "            self._rebuild_buckets()\n")]}
+VIOLATES = "B1"
 CAUGHT_BY = {"B.1": "torch rebuilds"}

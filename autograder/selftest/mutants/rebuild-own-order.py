@@ -3,4 +3,5 @@ DDP = "minddp/ddp.py"
 
 EDITS = {DDP: [
     ("        dist.broadcast(order_tensor, src=src, group=self.process_group)\n", "")]}
+VIOLATES = "B2"
 CAUGHT_BY = {"B.1": "rank 0's observed ready order"}

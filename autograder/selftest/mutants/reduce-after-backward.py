@@ -10,4 +10,5 @@ EDITS = {REDUCER: [
      "        global_used = self.all_reduce_usage()\n"),
     ("        if self.next_bucket < len(self.buckets):\n            # Some bucket",
      "        if any(b.pending for b in self.buckets):\n            # Some bucket")]}
+VIOLATES = "C2"
 CAUGHT_BY = {"3.8": "before the last gradient"}

@@ -2,4 +2,5 @@
 from selftest.cases import BUCKETING
 
 EDITS = {BUCKETING: [("if open_bytes[group] >= limit:", "if open_bytes[group] > limit:")]}
+VIOLATES = "R3"
 CAUGHT_BY = {"2.2": "> instead of >="}

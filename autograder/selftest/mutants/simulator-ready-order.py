@@ -19,4 +19,5 @@ def simulate_step(ready_times, buckets, comm_time, overlap=True):
     return StepTimeline(buckets=[list(b) for b in buckets], bucket_ready=bucket_ready, comm_start=starts,
                         comm_end=ends, backward_end=backward_end, overlap=overlap)
 ''')]}
+VIOLATES = "simulate_step"
 CAUGHT_BY = {"5.3": "index order"}

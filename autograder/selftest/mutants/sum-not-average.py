@@ -2,4 +2,5 @@
 from selftest.cases import REDUCER, SCALE_BUCKET
 
 EDITS = {REDUCER: [(SCALE_BUCKET, "")]}
+VIOLATES = "C3"
 CAUGHT_BY = {"3.1": "not divided by the world size"}

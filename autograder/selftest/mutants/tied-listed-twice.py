@@ -3,4 +3,5 @@ from selftest.cases import DDP
 
 EDITS = {DDP: [("self.params = [p for p in module.parameters() if p.requires_grad]",
                 "self.params = [p for m in module.modules() for p in m.parameters(recurse=False) if p.requires_grad]")]}
+VIOLATES = "W3"
 CAUGHT_BY = {"4.7": "submodules lists it twice"}

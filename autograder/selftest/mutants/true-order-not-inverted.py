@@ -8,4 +8,5 @@ def true_backward_order(permutation):
     """Gradients come in reverse original order: read the permutation backwards."""
     return [permutation[original] for original in reversed(range(len(permutation)))]
 ''')]}
+VIOLATES = "true_backward_order"
 CAUGHT_BY = {"5.6": "instead of inverted"}

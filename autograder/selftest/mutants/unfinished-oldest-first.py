@@ -2,4 +2,5 @@
 from selftest.cases import BUCKETING
 
 EDITS = {BUCKETING: [("for group in reversed(list(open_buckets)):", "for group in open_buckets:")]}
+VIOLATES = "R6"
 CAUGHT_BY = {"2.4": "oldest group first"}

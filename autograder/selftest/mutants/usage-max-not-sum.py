@@ -4,4 +4,5 @@ REDUCER = "minddp/reducer.py"
 EDITS = {REDUCER: [
     ("        dist.all_reduce(global_used, group=self.process_group)\n",
      "        dist.all_reduce(global_used, op=dist.ReduceOp.MAX, group=self.process_group)\n")]}
+VIOLATES = "A4"
 CAUGHT_BY = {"A.3": "the SUM over ranks"}

@@ -14,4 +14,5 @@ EDITS = {REDUCER: [
      "            return\n"
      "        self._fresh = False\n"
      "        global_used = self.all_reduce_usage()\n")]}
+VIOLATES = "C3"
 CAUGHT_BY = {"3.1": "too late"}

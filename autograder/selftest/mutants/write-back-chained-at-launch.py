@@ -53,4 +53,5 @@ def finalize_backward(self) -> None:
     self.require_finalize = False
 '''),
 ]}
+VIOLATES = "C8"
 CAUGHT_BY = {"4.8": "torch writes nothing back"}
