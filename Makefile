@@ -42,7 +42,7 @@ else
 	@$(MAKE) --no-print-directory $(VENV310)/.installed
 	cd solutions && ../$(VENV310)/bin/python -m pytest -p no:cacheprovider -q tests
 	@root=$$(mktemp -d /tmp/minddp-py310-XXXXXX) && trap 'rm -rf "$$root"' EXIT && \
-	$(VENV310)/bin/python autograder/build.py grade --expect 110 --keep "$$root/autograder"
+	$(VENV310)/bin/python autograder/build.py grade --expect full --keep "$$root/autograder"
 endif
 	@$(TIMINGS) stop py310
 
@@ -149,7 +149,7 @@ ci-last: $(STAMP) ## CI's last stage: make limits, with make staff-tools, py310 
 	@$(TIMINGS) stop ci-last
 
 # Gradescope's limits, walked the way CI walks them (root only): the built zip through setup.sh, the solutions
-# (110) and the stubs (0) at half a vCPU and 768 MB, in the Docker-default configuration (the image of `make
+# (full marks) and the stubs (0) at half a vCPU and 768 MB, in the Docker-default configuration (the image of `make
 # docker`, kept in dist/gradescope-image) and the solutions in the privileged one (a fresh root); then the
 # self-test's time-sensitive cases at a quarter vCPU beside CPU hogs (verdicts must not depend on speed: the
 # stubs, which fail at once, are not among them).
@@ -158,10 +158,10 @@ GRADESCOPE_IMAGE := dist/gradescope-image
 limits: $(STAMP) check-sync ## Gradescope's limits (root): gradescope-sim on solutions and stubs; timing cases at 0.25 CPU + hogs
 	@$(TIMINGS) start limits
 ifeq ($(shell id -u),0)
-	$(PY) autograder/sim.py --config docker --image $(GRADESCOPE_IMAGE) --reuse-setup --submission solutions --expect 110
+	$(PY) autograder/sim.py --config docker --image $(GRADESCOPE_IMAGE) --reuse-setup --submission solutions --expect full
 	$(PY) autograder/sim.py --config docker --image $(GRADESCOPE_IMAGE) --reuse-setup --submission stubs --expect 0
 	@root=$$(mktemp -d /var/cache/minddp-limits-XXXXXX) && trap 'rm -rf "$$root"' EXIT && chmod 755 "$$root" && \
-	$(PY) autograder/sim.py --config privileged --root "$$root/autograder" --submission solutions --expect 110
+	$(PY) autograder/sim.py --config privileged --root "$$root/autograder" --submission solutions --expect full
 	$(PY) autograder/selftest/run.py --cases $(LIMITS_CASES) --cpus 0.25 --hog 2 --jobs 2
 else
 	@echo "limits: needs root (cgroups, a student uid), as Gradescope has; not run as uid $$(id -u)"
@@ -170,7 +170,7 @@ endif
 
 # Gradescope's real room (root only): a container with Docker's defaults (autograder/container.py: runc with
 # moby's capabilities, seccomp profile and read-only cgroups), no CAP_SYS_ADMIN. The container is checked to be
-# that, `make grade` under Docker's capabilities alone must grade the solutions 110 and the stubs 0, and the
+# that, `make grade` under Docker's capabilities alone must grade the solutions full marks and the stubs 0, and the
 # self-test's cases (SELFTEST=...; CI: all) are graded each in a fresh container from the image.
 docker: $(STAMP) check-sync ## Gradescope's real room (root): Docker's defaults via runc; make grade under them; self-test in containers
 	@$(TIMINGS) start docker

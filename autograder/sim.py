@@ -43,6 +43,7 @@ sys.path.insert(0, HERE)
 # and the worst hostile submission (every part hangs), against Gradescope's 10-minute limit.
 BUDGETS_S = {"solutions": 60.0, "hostile": 300.0}
 
+from build import expected_score  # noqa: E402
 from limits import Cgroup, hogs, stop_hogs  # noqa: E402
 
 from grader.reference import CACHE_NAME  # noqa: E402
@@ -272,7 +273,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--torch-index", default=None, help="TORCH_INDEX_URL for setup.sh ('' = pip's own)")
     parser.add_argument("--reuse-setup", action="store_true", help="keep the venv and the jail if setup.sh ran for "
                                                                    "this zip (docker: in --image)")
-    parser.add_argument("--expect", type=float, help="the score the submission must get")
+    parser.add_argument("--expect", type=expected_score,
+                        help='the score the submission must get ("full": every point the checks give)')
     parser.add_argument("--budget-s", type=float, help="the wall-time budget to report against (default: "
                         f"{BUDGETS_S['solutions']:g} s for the solutions, {BUDGETS_S['hostile']:g} s otherwise)")
     args = parser.parse_args(argv)

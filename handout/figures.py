@@ -38,7 +38,7 @@ from minddp import timeline as tl  # noqa: E402
 from minddp.bucketing import DEFAULT_FIRST_BUCKET_BYTES, MiB, compute_bucket_assignment  # noqa: E402
 from minddp.model_shapes import meta_tensors, param_numels  # noqa: E402
 
-TEXT_FILES = ("numbers.tex", "questions.tex", "sweep-rows.tex", "lecture-rows.tex", "figdata.json")
+TEXT_FILES = ("numbers.tex", "points.tex", "questions.tex", "sweep-rows.tex", "lecture-rows.tex", "figdata.json")
 CHECK_PARTS = ("1", "2", "3", "4", "5", "6", "A", "B")  # generated/checks-<part>.tex: the checks of each part
 FIGURES = ("fig-overlap", "fig-ordered-launch", "fig-cap-sweep", "fig-first-bucket", "fig-order",
            "fig-scaling", "fig-trace")
@@ -188,8 +188,19 @@ def lecture_rows_tex(d: dict[str, Any]) -> str:
     return HEADER + "\n" + "\n".join(rows) + "\n"
 
 
+def points_tex() -> str:
+    """The points of each part, the required total and the bonus: the sums of the checks' weights."""
+    from grading.checks import full_marks
+    names = {"1": "One", "2": "Two", "3": "Three", "4": "Four", "5": "Five", "6": "Six", "A": "BonusA", "B": "BonusB"}
+    macros = {f"Points{name}": f"{full_marks(part):g}" for part, name in names.items()}
+    macros["PointsRequired"] = f"{full_marks() - full_marks('A') - full_marks('B'):g}"
+    macros["PointsBonus"] = f"{full_marks('A') + full_marks('B'):g}"
+    macros["PointsAll"] = f"{full_marks():g}"
+    return HEADER + "\n" + "\n".join(f"\\newcommand{{\\{name}}}{{{value}}}" for name, value in macros.items()) + "\n"
+
+
 def text_outputs(d: dict[str, Any]) -> dict[str, str]:
-    return {"numbers.tex": numbers_tex(d), "questions.tex": questions.latex_macros(),
+    return {"numbers.tex": numbers_tex(d), "points.tex": points_tex(), "questions.tex": questions.latex_macros(),
             "sweep-rows.tex": sweep_rows_tex(d), "lecture-rows.tex": lecture_rows_tex(d),
             "figdata.json": json.dumps(d, indent=1, sort_keys=True) + "\n",
             **{f"checks-{part}.tex": checks_tex(part) for part in CHECK_PARTS}}

@@ -362,10 +362,18 @@ def pyplot():
     return plt
 
 
+def full_marks() -> float:
+    """Every point this tree's checks give, bonus included (the plots' axes end there)."""
+    if AUTOGRADER not in sys.path:
+        sys.path.insert(0, AUTOGRADER)
+    from build import expected_score
+    return expected_score("full")
+
+
 def plot_scores(path: str, results: dict[str, dict | None], label: str) -> str:
     plt = pyplot()
     scores = [total(d) for d in results.values()]
-    top = max([110.0] + scores)  # 100 points and the 10 of the bonus
+    top = max([full_marks()] + scores)
     fig, ax = plt.subplots(figsize=(8, 4.5))
     ax.hist(scores, bins=22, range=(0, top), color="#4878a8", edgecolor="white")
     ax.set(xlabel="score", ylabel="submissions", title=f"Scores of {len(scores)} submission(s), {label}")
@@ -405,7 +413,7 @@ def plot_old_vs_new(path: str, old: dict[str, dict | None], new: dict[str, dict 
     both = [sid for sid in new if sid in old]
     moved = {c.id for c in changes(old, new)}
     fig, ax = plt.subplots(figsize=(5.5, 5.5))
-    top = max([110.0] + [total(new[s]) for s in both] + [total(old[s]) for s in both])
+    top = max([full_marks()] + [total(new[s]) for s in both] + [total(old[s]) for s in both])
     ax.plot([0, top], [0, top], color="#999999", linewidth=1, zorder=1)
     for group, color, name in ((False, "#4878a8", "same"), (True, "#c0504d", "changed")):
         points = [(total(old[s]), total(new[s])) for s in both if (s in moved) == group]

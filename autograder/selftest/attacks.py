@@ -1752,6 +1752,7 @@ def grade_with_gradescope_permissions(keep: bool = False) -> int:
     import shutil
     import subprocess
 
+    from build import expected_score
     from selftest import run
     from selftest.cases import CASES
 
@@ -1760,8 +1761,9 @@ def grade_with_gradescope_permissions(keep: bool = False) -> int:
     outcome = test.grade_case(next(c for c in CASES if c.name == "solutions"), cached=False)
     problems = list(outcome.problems)
     results = outcome.graded.results or {}
-    if results.get("score") != 110:
-        problems.append(f"the solutions score {results.get('score')} instead of 110 once the source is mode 700 "
+    full = expected_score("full")
+    if results.get("score") != full:
+        problems.append(f"the solutions score {results.get('score')} instead of {full:g} once the source is mode 700 "
                         "(setup.sh): " + "; ".join(f"{t['number']}: {t['output'][:120]!r}" for t in
                                                    results.get("tests", []) if t.get("status") != "passed")[:1500])
     print("gradescope-permissions:", "PASS" if not problems else "FAIL")

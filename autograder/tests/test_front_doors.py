@@ -2,7 +2,7 @@
 `make test` and `make submit`; then the staff's `make grade SUBMISSION=...` on that zip
 (autograder/build.py grade: run_autograder in a folder laid out like Gradescope's /autograder), in every
 form Gradescope accepts: the zip itself (extracted as Gradescope does), a folder holding that one zip (a
-student who zipped the zip), and the plain folder. Each must score what the work earns: 110.
+student who zipped the zip), and the plain folder. Each must score what the work earns: full marks.
 """
 
 from __future__ import annotations
@@ -21,6 +21,10 @@ REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 sys.path.insert(0, os.path.join(REPO, "tools", "student"))
 
 from course import load_student_files  # noqa: E402
+
+from build import expected_score  # noqa: E402  (autograder/, on sys.path by conftest.py)
+
+FULL = expected_score("full")  # every point the checks give
 
 
 def student_make(folder, *args: str, timeout: int = 300) -> subprocess.CompletedProcess:
@@ -97,7 +101,7 @@ def test_the_zip_make_submit_builds(submitted, cache, tmp_path):
         assert sorted(zf.namelist()) == sorted(e.path for e in load_student_files(
             os.path.join(REPO, "solutions", "student_files.json")))
     results = make_grade(submitted, str(tmp_path / "ag"), cache)
-    assert results["score"] == 110.0, failures(results)
+    assert results["score"] == FULL, failures(results)
 
 
 def test_a_folder_holding_the_zip(submitted, cache, tmp_path):
@@ -105,7 +109,7 @@ def test_a_folder_holding_the_zip(submitted, cache, tmp_path):
     upload.mkdir()
     shutil.copyfile(submitted, upload / "my-homework.zip")
     results = make_grade(str(upload), str(tmp_path / "ag"), cache)
-    assert results["score"] == 110.0, failures(results)
+    assert results["score"] == FULL, failures(results)
 
 
 def test_the_plain_folder(submitted, cache, tmp_path):
@@ -113,7 +117,7 @@ def test_the_plain_folder(submitted, cache, tmp_path):
     with zipfile.ZipFile(submitted) as zf:
         zf.extractall(upload)
     results = make_grade(str(upload), str(tmp_path / "ag"), cache)
-    assert results["score"] == 110.0, failures(results)
+    assert results["score"] == FULL, failures(results)
 
 
 def test_a_weight_changed_in_solutions_is_what_make_grade_grades(tmp_path):

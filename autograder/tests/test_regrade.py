@@ -23,6 +23,8 @@ sys.path.insert(0, os.path.join(REPO, "tools"))
 
 import regrade  # noqa: E402
 
+FULL = regrade.full_marks()  # every point the checks give: the solutions' score
+
 from selftest.run import student_paths  # noqa: E402  (on sys.path by conftest.py)
 
 SOLUTIONS, STUBS = "301", "302"
@@ -97,7 +99,7 @@ def test_every_grading_is_clean_and_scores_what_the_work_earns(regraded):
     _, _, single = regraded
     for sid, (_, record) in single.items():
         assert record["problems"] == [] and record["returncode"] == 0, (sid, record)
-    assert single[SOLUTIONS][0]["score"] == 110.0
+    assert single[SOLUTIONS][0]["score"] == FULL
     assert single[STUBS][0]["score"] == 0.0 and single[STUBS][0]["tests"], "the stubs' zip was not graded"
 
 
@@ -116,7 +118,7 @@ def test_the_csv_says_what_each_gradings_results_json_says(regraded):
 
 def test_the_summary_and_the_plots(regraded):
     out, printed, single = regraded
-    assert "2 submission(s)" in printed and "mean 55.00, median 55.00, min 0, max 110" in printed
+    assert "2 submission(s)" in printed and f"mean {FULL / 2:.2f}, median {FULL / 2:.2f}, min 0, max {FULL:g}" in printed
     failing = [t["number"] for t in single[STUBS][0]["tests"] if t["status"] != "passed"]
     assert failing, "the stubs fail checks"
     for number in failing:  # the solutions pass everything: each check the stubs fail is failed by 1 of 2
@@ -145,7 +147,7 @@ def test_the_changed_list_of_real_gradings(regraded, tmp_path):
     after = {t["number"]: t["score"] for t in solutions["tests"]}
     differ = [n for n in after if before.get(n) != after[n]]
     assert differ and len(differ) < len(after)  # Part 6's public entries and the integrity report score 0 in both
-    assert [(c.id, c.old, c.new) for c in found] == [("7", 0.0, 110.0)]
+    assert [(c.id, c.old, c.new) for c in found] == [("7", 0.0, FULL)]
     assert [k for k, _, _ in found[0].checks] == differ
     assert all(a == before[k] and b == after[k] for k, a, b in found[0].checks)
     assert regrade.compare_folders(str(tmp_path / "new"), str(tmp_path / "new")) == []

@@ -382,3 +382,33 @@ def test_latex_source_compiles(tmp_path):
     assert done.returncode == 0, f"latexmk failed: {errors or done.stdout[-2000:]}"
     undefined = [line for line in log.splitlines() if re.search(r"(Reference|Citation|Control sequence).*undefined", line)]
     assert not undefined, f"undefined references: {undefined}"
+
+
+# -- points: one truth, the checks' weights ------------------------------------------------------------------
+
+def test_no_points_are_typed_in_the_handout():
+    """Every part's points, the total and the bonus come from generated/points.tex (the checks' weights)."""
+    typed = []
+    for path in tex_files():
+        with open(path, encoding="utf-8") as f:
+            for number, line in enumerate(f, start=1):
+                if re.search(r"\\points\{\+?\d", line) or re.search(r"^(?:\d\s*\\(?:enspace|quad)|Total|Bonus)[^\n]*& \+?\d+\s*(?:\\\\|&)", line):
+                    typed.append(f"{os.path.basename(path)}:{number}: {line.strip()}")
+    assert not typed, "points typed by hand (use the \\Points... macros of generated/points.tex):\n" + "\n".join(typed)
+
+
+def test_the_points_follow_the_weights(monkeypatch):
+    """A TA changes a check's weight: the handout's part points and totals change with it."""
+    import dataclasses
+
+    import figures
+    from grading import checks
+    real = checks.public_checks()
+    before = figures.points_tex()
+    monkeypatch.setattr(checks, "public_checks", lambda: [
+        dataclasses.replace(c, weight=c.weight + 2) if c.number == "3.1" else c for c in real])
+    after = figures.points_tex()
+    assert before != after
+    three = sum(c.weight for c in real if c.part == "3")
+    assert f"\\newcommand{{\\PointsThree}}{{{three + 2:g}}}" in after
+    assert f"\\newcommand{{\\PointsAll}}{{{checks.full_marks():g}}}" in after
