@@ -1753,6 +1753,7 @@ def grade_with_gradescope_permissions(keep: bool = False) -> int:
     import subprocess
 
     from build import expected_score
+
     from selftest import run
     from selftest.cases import CASES
 

@@ -23,6 +23,7 @@ for path in (os.path.dirname(HERE), os.path.join(REPO, "handout")):
         sys.path.insert(0, path)
 
 import contract  # noqa: E402  (handout/contract.py)
+
 from selftest.mutation import submissions  # noqa: E402
 
 TABLE = os.path.join(HERE, "COVERAGE.md")

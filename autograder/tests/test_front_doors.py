@@ -20,9 +20,9 @@ import pytest
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.join(REPO, "tools", "student"))
 
-from course import load_student_files  # noqa: E402
-
 from build import expected_score  # noqa: E402  (autograder/, on sys.path by conftest.py)
+
+from course import load_student_files  # noqa: E402
 
 FULL = expected_score("full")  # every point the checks give
 

@@ -402,6 +402,7 @@ def test_the_points_follow_the_weights(monkeypatch):
     import dataclasses
 
     import figures
+
     from grading import checks
     real = checks.public_checks()
     before = figures.points_tex()
