@@ -25,6 +25,7 @@ from dataclasses import dataclass
 HERE = os.path.dirname(os.path.abspath(__file__))
 CONFIG_NAME = "student_files.json"
 SUBMISSION_NAME = "submission.zip"
+RELEASE_STAMP = "release.json"  # which release this folder is (tools/release.py writes it; make submit ships it)
 KINDS = ("code", "answers")  # answers: the written questions, one function per question (handout §6)
 
 # A stub is `raise NotImplementedError(stub_message(...))`; the exact text lets `submit` (and staff tools)
@@ -197,6 +198,8 @@ def write_submission(root: str, files: list[StudentFile], output: str) -> None:
     with zipfile.ZipFile(partial, "w", zipfile.ZIP_DEFLATED) as zf:
         for f in files:
             zf.write(os.path.join(root, f.path), f.path)
+        if os.path.isfile(os.path.join(root, RELEASE_STAMP)):  # so the grader can tell a stale release
+            zf.write(os.path.join(root, RELEASE_STAMP), RELEASE_STAMP)
     os.replace(partial, output)
 
 

@@ -35,7 +35,7 @@ IGNORE = shutil.ignore_patterns("__pycache__", "*.pyc")
 
 def code_files(root: str) -> list[str]:
     """minddp/ and the top-level answers.py, course.py and student_files.json, where the tree has them."""
-    return ["minddp"] + [name for name in ("answers.py", "course.py", "student_files.json")
+    return ["minddp"] + [name for name in ("answers.py", "course.py", "student_files.json", "release.json")
                          if os.path.exists(os.path.join(root, name))]
 
 
@@ -74,14 +74,21 @@ def expected_score(text: str) -> float:
     return full_marks()
 
 
-def release_now(into: str) -> str:
-    """The student release as solutions/ says it is at this moment (tools/release.py, in memory), written to
-    ``into``: the autograder grades with these checks and this skeleton, never with a stale assignment/."""
+def release_files() -> dict[str, bytes]:
+    """The student release as solutions/ says it is at this moment (tools/release.py, in memory)."""
     for folder in (os.path.join(REPO, "tools"), os.path.join(REPO, "tools", "student")):
         if folder not in sys.path:
             sys.path.insert(0, folder)
-    from release import Layout, build_release, write_release
-    write_release(build_release(Layout.of_repo(REPO)).files, into)
+    from release import Layout, build_release
+    return build_release(Layout.of_repo(REPO)).files
+
+
+def release_now(into: str) -> str:
+    """The release now, written to ``into``: the autograder grades with these checks and this skeleton, never
+    with a stale assignment/."""
+    files = release_files()
+    from release import write_release  # importable once release_files has run
+    write_release(files, into)
     return into
 
 
@@ -132,6 +139,9 @@ def reference_submission(into: str) -> str:
     for path in paths:
         os.makedirs(os.path.dirname(os.path.join(into, path)) or into, exist_ok=True)
         shutil.copyfile(os.path.join(REPO, "solutions", path), os.path.join(into, path))
+    from course import RELEASE_STAMP
+    with open(os.path.join(into, RELEASE_STAMP), "wb") as f:  # as `make submit` in the current release adds it
+        f.write(release_files()[RELEASE_STAMP])
     return into
 
 
@@ -139,13 +149,15 @@ def smoke_zips(out: str) -> list[str]:
     """``out``/solutions.zip and ``out``/stubs.zip, written as a student's `make submit` writes submission.zip:
     what a TA uploads with "Test Autograder" to check a deployment (GRADESCOPE.md: full marks, then 0)."""
     sys.path.insert(0, os.path.join(REPO, "tools", "student"))
-    from course import load_student_files, write_submission
+    from course import RELEASE_STAMP, load_student_files, write_submission
     files = load_student_files(os.path.join(REPO, "solutions", "student_files.json"))
     os.makedirs(out, exist_ok=True)
     written = []
     for name, root in (("solutions", "solutions"), ("stubs", "assignment")):
         written.append(os.path.join(out, f"{name}.zip"))
         write_submission(os.path.join(REPO, root), files, written[-1])
+        with zipfile.ZipFile(written[-1], "a") as zf:  # solutions/ has no release.json: the current release's
+            zf.writestr(RELEASE_STAMP, release_files()[RELEASE_STAMP])
     return written
 
 

@@ -51,7 +51,8 @@ AUTOGRADER = os.path.join(REPO, "autograder")
 METADATA = "submission_metadata.yml"
 MB_PER_GRADING = 800  # a grading's peak (grader, fork servers, two workers): what bounds JOBS on memory
 RUN_TAG = "MINDDP_REGRADE_RUN"  # in every grader's environment: finds them when the run is interrupted
-CSV_HEADER = ["submission", "submitters", "check", "name", "score", "max_score", "status", "message"]
+CSV_HEADER = ["submission", "submitters", "check", "name", "score", "max_score", "status", "message", "release",
+              "release_changed"]
 CHANGED_HEADER = ["submission", "submitters", "old_score", "new_score", "change", "checks"]
 
 
@@ -233,13 +234,15 @@ def score_rows(submissions: list[Submission], results: dict[str, dict | None]) -
     for sub in submissions:
         data = results.get(sub.id)
         tests = (data or {}).get("tests") or []
+        release = ((data or {}).get("extra_data") or {}).get("release") or {}  # grader/version.py: which release
+        stamp = [release.get("submission") or "", " ".join(release.get("changed") or [])]
         for test in tests:
             rows.append([sub.id, sub.submitters, check_key(test), test.get("name", ""), test.get("score", 0.0),
-                         test.get("max_score", 0.0), test.get("status", ""), first_line(test.get("output"))])
+                         test.get("max_score", 0.0), test.get("status", ""), first_line(test.get("output")), *stamp])
         if not tests:
             why = first_line(data.get("output")) if data else "no results.json: see grader.log in the run folder"
             rows.append([sub.id, sub.submitters, "", "(no checks graded)", (data or {}).get("score", 0.0), 0.0,
-                         "error", why])
+                         "error", why, *stamp])
     return rows
 
 

@@ -164,6 +164,12 @@ def public_checks() -> list[Check]:
     return [c for module in (part1, part2, part3, part4, part5, part6, bonus) for c in module.CHECKS]
 
 
+def full_marks(part: str | None = None) -> float:
+    """The points of every check (of ``part`` only, if given), bonus included: what a perfect submission
+    scores. Every total anywhere (the handout's tables, the tests' expectations) is derived from this."""
+    return sum(c.weight for c in public_checks() if part is None or c.part == part)
+
+
 def load_expected(path: str = EXPECTED) -> dict:
     with open(path, encoding="utf-8") as f:
         return json.load(f)

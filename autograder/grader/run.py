@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
-from grader import jailtree, sandbox, settings  # noqa: E402
+from grader import jailtree, sandbox, settings, version  # noqa: E402
 from grader.hidden import HIDDEN  # noqa: E402
 from grader.isolation import Isolation  # noqa: E402
 from grader.parts import BONUS_WORK, DEPENDS, PART_ORDER, in_scope  # noqa: E402
@@ -88,6 +88,7 @@ class Grader:
         self.upload = read_upload(submission)
         self.staged = stage(self.upload, self.skeleton, [f.path for f in self.files], workdir)
         readable_by_all(self.staged.student_dir)
+        self.release = version.ours(self.skeleton), version.theirs(self.upload)
         self.broken: dict[str, str] = {}  # student file -> why it cannot be graded
         self.integrity: list[str] = []
         self.notes: list[str] = []
@@ -428,7 +429,9 @@ class Grader:
         lines.append(f"{'Total (bonus is extra)':<28}  {sum(e.score for e in entries):5.1f} / "
                      f"{sum(e.max_score for e in entries if not e.extra_credit):5.1f}")
         found = ", ".join(f"{p} (from {w})" for p, w in self.staged.found.items()) or "none"
-        return "\n".join(lines + ["", f"Files graded: {found}", *self.staged.problems,
+        labels = {part: f"Part {part}" if part.isdigit() else f"Bonus {part}" for part in PART_ORDER}
+        release = version.note(*self.release, {**labels, "shared": "the provided code and check library"})
+        return "\n".join(([release, ""] if release else []) + lines + ["", f"Files graded: {found}", *self.staged.problems,
                                   *[f"Note: {m.splitlines()[0]}" for m in self.broken.values()], *self.notes])
 
     def integrity_entry(self) -> TestResult:
@@ -647,6 +650,7 @@ def main(argv: list[str] | None = None) -> int:
         if grader.isolation is not None:
             extra["student_uid"], extra["isolation"] = grader.isolation.uid, grader.isolation.describe()
             print(grader.isolation.describe(), flush=True)
+        extra["release"] = version.record(*grader.release)
         entries.append(grader.integrity_entry())
         output = grader.summary(entries)
     except Exception:

@@ -102,6 +102,7 @@ def test_the_zip_make_submit_builds(submitted, cache, tmp_path):
             os.path.join(REPO, "solutions", "student_files.json")))
     results = make_grade(submitted, str(tmp_path / "ag"), cache)
     assert results["score"] == FULL, failures(results)
+    assert "Release:" not in results["output"] and results["extra_data"]["release"]["changed"] == []  # current
 
 
 def test_a_folder_holding_the_zip(submitted, cache, tmp_path):
@@ -118,6 +119,21 @@ def test_the_plain_folder(submitted, cache, tmp_path):
         zf.extractall(upload)
     results = make_grade(str(upload), str(tmp_path / "ag"), cache)
     assert results["score"] == FULL, failures(results)
+
+
+def test_a_submission_from_an_older_release_is_named_as_such(submitted, cache, tmp_path):
+    """The release that a student's Part 3 checks changed since: graded as usual, and told so visibly."""
+    upload = tmp_path / "upload"
+    with zipfile.ZipFile(submitted) as zf:
+        zf.extractall(upload)
+    stamp = json.loads((upload / "release.json").read_text())
+    stamp["version"], stamp["parts"]["3"] = "0" * 12, "1" * 12
+    (upload / "release.json").write_text(json.dumps(stamp))
+    results = make_grade(str(upload), str(tmp_path / "ag"), cache)
+    assert results["score"] == FULL, failures(results)
+    assert results["output"].startswith("Release: your files come from release 000000000000"), results["output"]
+    assert "Changed since: Part 3." in results["output"]
+    assert results["extra_data"]["release"]["changed"] == ["3"]
 
 
 def test_a_weight_changed_in_solutions_is_what_make_grade_grades(tmp_path):

@@ -360,3 +360,29 @@ def test_check_1_4_believes_the_rendezvous_store_not_the_reports():
     compare_launch(Outcome(run, reports(None), None, {}, {"values": values}))  # make test (torchrun's own store)
     with pytest.raises(Failure, match="only ranks \\[\\] of 2 joined a process group"):
         compare_launch(Outcome(run, reports([]), None, {}, {"values": values}))
+
+
+# -- releases: a submission from an older release is named as such (grader/version.py) -------------------------
+
+def test_a_stale_release_names_the_parts_changed_since():
+    from grader import version
+    grader = version.Release("aaaaaaaaaaaa", {"1": "111111", "3": "333333", "A": "aaaaaa"}, "ssssss".replace("s", "5"))
+    same = version.Release("aaaaaaaaaaaa", dict(grader.parts), grader.shared)
+    older = version.Release("bbbbbbbbbbbb", {**grader.parts, "3": "999999"}, grader.shared)
+    labels = {"1": "Part 1", "3": "Part 3", "A": "Bonus A", "shared": "the provided code"}
+    assert version.note(grader, same, labels) == "" and version.record(grader, same)["changed"] == []
+    assert "Changed since: Part 3." in version.note(grader, older, labels)
+    assert version.record(grader, older) == {"grader": "aaaaaaaaaaaa", "submission": "bbbbbbbbbbbb", "changed": ["3"]}
+    assert "does not say which release" in version.note(grader, version.Release(None), labels)
+
+
+def test_a_release_json_from_the_upload_is_read_as_data_only():
+    """Student data: only hex digests are taken from it; text, nesting and junk are ignored, never echoed."""
+    from grader import version
+    from grader.stage import Upload
+    forged = b'{"version": "abc123\\nTotal 999", "parts": {"3": "<script>", "1": "deadbeef"}, "shared": 7}'
+    read = version.theirs(Upload({"sub/release.json": forged}))
+    assert read == version.Release(None, {"1": "deadbeef"}, None)
+    for junk in (b"\xff\xfe", b"[1, 2]", b"{", b""):
+        assert version.theirs(Upload({"release.json": junk})).version is None
+    assert version.theirs(Upload({})).version is None

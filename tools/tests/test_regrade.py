@@ -170,7 +170,8 @@ def test_default_jobs_is_bounded_by_the_cpus():
 
 SUBS = [regrade.Submission("101", "/x/101", "Alice <a@x>"), regrade.Submission("102", "/x/102"),
         regrade.Submission("103", "/x/103")]
-NEW = {"101": results({"1.1": 1.0, "1.1h": 1.0, "3.2": 1.0}),
+NEW = {"101": {**results({"1.1": 1.0, "1.1h": 1.0, "3.2": 1.0}),
+               "extra_data": {"release": {"grader": "bbbbbbbbbbbb", "submission": "aaaaaaaaaaaa", "changed": ["3", "6"]}}},
        "102": results({"1.1": 1.0, "1.1h": 0.0, "3.2": 0.0}, output="\n  launched no all-reduce\nmore"),
        "103": None}
 
@@ -185,6 +186,8 @@ def test_scores_csv_one_row_per_submission_and_check(tmp_path):
     assert rows[0]["submitters"] == "Alice <a@x>" and rows[0]["name"] == "check 1.1"
     assert rows[4]["status"] == "failed" and rows[4]["message"] == "launched no all-reduce"  # the first line
     assert rows[6]["status"] == "error" and "no results.json" in rows[6]["message"]
+    assert (rows[0]["release"], rows[0]["release_changed"]) == ("aaaaaaaaaaaa", "3 6")  # a stale release, named
+    assert (rows[3]["release"], rows[3]["release_changed"]) == ("", "")
 
 
 def test_summary_counts_scores_and_failure_rates():

@@ -24,8 +24,8 @@ def generate(layout: Layout) -> dict[str, bytes]:
 def test_release_contents(mini):
     files = generate(mini)
     assert sorted(files) == [".gitignore", "Makefile", "README.md", "course.py", "install.py", "minddp/__init__.py",
-                             "minddp/helper.py", "minddp/part.py", "pytest.ini", "requirements.txt",
-                             "student_files.json", "tests/test_part.py"]  # no bench.py: staff only
+                             "minddp/helper.py", "minddp/part.py", "pytest.ini", "release.json",
+                             "requirements.txt", "student_files.json", "tests/test_part.py"]  # no bench.py: staff only
     part = str(files["minddp/part.py"], "utf-8")
     assert part.startswith("# GENERATED from solutions/minddp/part.py by tools/assign.py")
     assert "this is your copy; edit the stubs" in part.splitlines()[1]
@@ -161,3 +161,17 @@ def test_generate_cli_stops_on_a_malformed_marker_with_file_and_line(mini):
     assert result.returncode == 2
     assert "error: solutions/minddp/part.py:20: BEGIN SOLUTION inside the region opened at line 8" in result.stderr
     assert not os.path.exists(mini.assignment)  # nothing half-written
+
+
+def test_the_release_stamp_names_what_changed(mini):
+    """release.json: one version for the whole release, one digest per part; a change to one part's checks
+    changes that part's digest (and the version) only."""
+    import json
+    before = json.loads(build_release(mini).files["release.json"])
+    checks = os.path.join(mini.solutions, "tests", "test_part.py")
+    with open(checks, "a", encoding="utf-8") as f:
+        f.write("\n# a new input\n")
+    after = json.loads(build_release(mini).files["release.json"])
+    assert before["version"] != after["version"]
+    assert [p for p in after["parts"] if after["parts"][p] != before["parts"][p]] == ["2"]
+    assert before["shared"] == after["shared"]
