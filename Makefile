@@ -88,8 +88,9 @@ check-sync: $(STAMP) ## fail if assignment/ or solutions/grading/expected.json i
 	$(PY) tools/expected.py --check
 	@$(TIMINGS) stop check-sync
 
-diff: $(STAMP) ## per function: stub vs solution (SUBMISSION=folder-or-zip: a student's version)
-	$(PY) tools/assign.py diff $(if $(SUBMISSION),--submission "$(SUBMISSION)")
+diff: $(STAMP) ## per function: stub vs solution (SUBMISSION=folder-or-zip, code only; COMMENTS=1; RESULTS=results.json)
+	$(PY) tools/assign.py diff $(if $(SUBMISSION),--submission "$(SUBMISSION)") $(if $(COMMENTS),--comments) \
+	    $(if $(RESULTS),--results "$(RESULTS)")
 
 validate: $(STAMP) ## the public checks pass on solutions/ and fail only by stub on the release
 	@$(TIMINGS) start validate

@@ -14,13 +14,14 @@ Markers, hidden tests and the provided-code allow-list are described in tools/RE
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path[:0] = [HERE, os.path.join(HERE, "student")]  # course.py is shared with the students' copy
 
-from instructor_diff import Submission, render, stub_reports, submission_reports  # noqa: E402
+from instructor_diff import Submission, render, stub_reports, submission_reports, verdict_lines  # noqa: E402
 from release import Layout, ReleaseError, build_release, compare, write_release, write_student_zip  # noqa: E402
 
 from course import parts_table  # noqa: E402
@@ -66,9 +67,13 @@ def cmd_diff(layout: Layout, args: argparse.Namespace) -> int:
                                     args.context)
         else:
             mine, notes[entry.path] = submission_reports(entry, solution, placed, submission.text(entry.path),
-                                                         args.context)
+                                                         args.context, args.comments)
             reports += mine
-    print(render(reports, notes, args.color, submission is not None))
+    verdicts = None
+    if args.results:
+        with open(args.results, encoding="utf-8") as f:
+            verdicts = verdict_lines(json.load(f))
+    print(render(reports, notes, args.color, submission is not None, verdicts))
     return 0
 
 
@@ -104,6 +109,8 @@ def parser() -> argparse.ArgumentParser:
     diff.add_argument("--submission", help="a student's folder or .zip (files at their paths, maybe in one folder)")
     diff.add_argument("--color", action="store_true", help="color the diff (ANSI)")
     diff.add_argument("--context", type=int, default=2, help="context lines around each change (default 2)")
+    diff.add_argument("--comments", action="store_true", help="compare comments and docstrings too (default: code)")
+    diff.add_argument("--results", help="a results.json of this submission: each part's verdicts beside its code")
     diff.set_defaults(run=cmd_diff)
     validate = sub.add_parser("validate", help="public tests: pass on solutions/, fail by stub on the release")
     validate.add_argument("--keep", metavar="DIR", help="work in DIR and keep the runs' logs and outcomes")

@@ -1,15 +1,21 @@
 """`assign.py diff`: per student file and function, the stub (or a student's version) next to the solution.
 
 Functions are matched by qualified name (``Reducer.mark_variable_ready``), so a submission may move code
-around or add helpers without confusing the comparison.
+around or add helpers without confusing the comparison. A submission is compared as code: comments,
+docstrings and blank lines dropped on both sides (``comments=True`` keeps them), so a leftover
+``# YOUR CODE HERE`` is not a difference. With a results.json (``verdicts``), each part's first function
+carries that part's score and its failed checks.
 """
 
 from __future__ import annotations
 
 import ast
 import difflib
+import io
 import os
 import sys
+import textwrap
+import tokenize
 from dataclasses import dataclass, field
 
 from markers import BEGIN_RE, END_RE, PlacedRegion
@@ -83,6 +89,28 @@ class Submission:
         return self.files[hits[0]].decode("utf-8", "replace") if hits else None
 
 
+def code_only(lines: list[str]) -> list[str]:
+    """A function's lines without comments, docstrings and blank lines (the code as Python reads it)."""
+    dedented = textwrap.dedent("\n".join(lines))
+    shift = len(lines[0]) - len(dedented.splitlines()[0]) if lines else 0
+    try:
+        tree = ast.parse(dedented)
+        comments = {t.start[0]: t.start[1] + shift for t in tokenize.generate_tokens(io.StringIO(dedented).readline)
+                    if t.type == tokenize.COMMENT}
+    except (SyntaxError, tokenize.TokenError):
+        return lines  # compare it as it is
+    docstrings = set()
+    for node in ast.walk(tree):
+        body = getattr(node, "body", None)
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and body and \
+                isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) and \
+                isinstance(body[0].value.value, str):
+            docstrings.update(range(body[0].lineno, (body[0].end_lineno or body[0].lineno) + 1))
+    kept = [line[:comments[n]].rstrip() if n in comments else line.rstrip()
+            for n, line in enumerate(lines, start=1) if n not in docstrings]
+    return [line for line in kept if line.strip()]
+
+
 def _unified(a: list[str], b: list[str], names: tuple[str, str], context: int) -> list[str]:
     return list(difflib.unified_diff(a, b, *names, n=context, lineterm=""))
 
@@ -100,8 +128,9 @@ def stub_reports(entry: StudentFile, solution: str, stub: str, placed: list[Plac
 
 
 def submission_reports(entry: StudentFile, solution: str, placed: list[PlacedRegion], submitted: str | None,
-                       context: int = 2) -> tuple[list[FunctionReport], str]:
-    """Solution vs the student's version of each function; the note says what is missing or added."""
+                       context: int = 2, comments: bool = False) -> tuple[list[FunctionReport], str]:
+    """Solution vs the student's version of each function (as code only, unless ``comments``); the note says
+    what is missing or added."""
     functions = solution_functions(solution, placed)
     if submitted is None:
         return [FunctionReport(entry, q, n, "missing") for q, (_, n) in functions.items()], "file missing"
@@ -119,7 +148,8 @@ def submission_reports(entry: StudentFile, solution: str, placed: list[PlacedReg
                                           designed(placed) else "missing"))
             continue
         theirs = [line for line in function_lines(lines, nodes[qualname]) if not _is_marker(line)]
-        diff = _unified(source, theirs, ("solution", "submission"), context)
+        mine = source if comments else code_only(source)
+        diff = _unified(mine, theirs if comments else code_only(theirs), ("solution", "submission"), context)
         status = "still a stub" if qualname in stubbed else "differs" if diff else "identical"
         reports.append(FunctionReport(entry, qualname, count, status, diff))
     solution_names = {name for name, _ in iter_functions(ast.parse(solution))}
@@ -127,14 +157,36 @@ def submission_reports(entry: StudentFile, solution: str, placed: list[PlacedReg
     return reports, f"added: {', '.join(added)}" if added else ""
 
 
-def render(reports: list[FunctionReport], notes: dict[str, str], color: bool, submission: bool) -> str:
+def verdict_lines(results: dict) -> dict[str, list[str]]:
+    """{part: what results.json says of it}: its score, then each failed entry and its message's first line."""
+    tests = results.get("tests") or []
+    by_part: dict[str, list[str]] = {}
+    for part in dict.fromkeys(str(t.get("number", "")).split(".")[0] for t in tests):
+        mine = [t for t in tests if str(t.get("number", "")).split(".")[0] == part]
+        got, full = sum(t.get("score", 0) for t in mine), sum(t.get("max_score", 0) for t in mine)
+        failed = [t for t in mine if t.get("status") != "passed"]
+        label = f"Part {part}" if part.isdigit() else f"Bonus {part} (extra credit)"
+        lines = [f"   {label} verdicts: {got:g}/{full:g} points, {len(mine) - len(failed)} of {len(mine)} entries passed"]
+        for t in failed:
+            first = next((line.strip() for line in str(t.get("output", "")).splitlines() if line.strip()), "")
+            lines.append(f"   ✗ {t.get('number')} {t.get('name', '')[:60]}: {first[:160]}")
+        by_part[part] = lines
+    return by_part
+
+
+def render(reports: list[FunctionReport], notes: dict[str, str], color: bool, submission: bool,
+           verdicts: dict[str, list[str]] | None = None) -> str:
     paint = (lambda key, text: f"{ANSI[key]}{text}{ANSI['reset']}") if color else (lambda key, text: text)
-    out = []
+    out, shown = [], set()
     for r in reports:
         title = f"── Part {r.entry.part} · {r.entry.path} · {r.qualname} · {r.solution_lines} solution lines"
         if submission:
             title += f" · {r.status}"
         out.append(paint("title", title))
+        for part in (str(r.entry.part), *(("A", "B") if str(r.entry.part) in ("3", "4") else ())):
+            if verdicts and part in verdicts and part not in shown:  # once per part, at its first function
+                shown.add(part)
+                out += verdicts[part]
         for line in r.diff:
             out.append(paint(line[0], line) if line[:1] in "-+@" and not line.startswith(("---", "+++"))
                        else line)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import zipfile
@@ -69,3 +70,33 @@ def test_submission_folder_works_too(tmp_path):
 def test_missing_submission_is_an_error(tmp_path):
     result = run_assign("diff", "--submission", str(tmp_path / "nowhere.zip"))
     assert result.returncode == 2 and "not a folder or a .zip file" in result.stderr
+
+
+def test_comments_and_docstrings_are_not_differences_unless_asked(tmp_path):
+    """The 2026-12-01 student: code identical to the solution but for comments (the stub's leftover
+    `# YOUR CODE HERE`) and a docstring of their own is identical; COMMENTS=1 shows those lines."""
+    timeline = _solution("minddp/timeline.py").replace(
+        "    return ((n - 1) * nosync_step + sync_step) / n\n",
+        "    # YOUR CODE HERE\n\n    return ((n - 1) * nosync_step + sync_step) / n  # the average\n", 1)
+    timeline = re.sub(r'(def ring_allreduce_time\([^)]*\)[^:]*:\n)(\s+)"""', r'\1\2"""My own words.\n\2', timeline, 1)
+    assert timeline != _solution("minddp/timeline.py")
+    write(str(tmp_path / "sub" / "minddp" / "timeline.py"), timeline)
+    out = run_assign("diff", "--submission", str(tmp_path / "sub")).stdout
+    assert re.search(r"skip_sync_step_time · \d+ solution lines · identical", out)
+    assert re.search(r"ring_allreduce_time · \d+ solution lines · identical", out)
+    shown = run_assign("diff", "--submission", str(tmp_path / "sub"), "--comments").stdout
+    assert re.search(r"skip_sync_step_time · \d+ solution lines · differs", shown) and "# YOUR CODE HERE" in shown
+
+
+def test_results_put_each_parts_verdicts_beside_its_code(tmp_path):
+    write(str(tmp_path / "sub" / "minddp" / "timeline.py"), _solution("minddp/timeline.py"))
+    results = {"tests": [
+        {"number": "5.1", "name": "ring cost", "score": 3.0, "max_score": 3.0, "status": "passed", "output": ""},
+        {"number": "5.3", "name": "simulator", "score": 0.0, "max_score": 5.0, "status": "failed",
+         "output": "\nOn 3 cases: bucket 1 started before bucket 0 ended\nmore"}]}
+    write(str(tmp_path / "results.json"), json.dumps(results))
+    out = run_assign("diff", "--submission", str(tmp_path / "sub"), "--results", str(tmp_path / "results.json")).stdout
+    part5 = out[out.index("── Part 5"):]
+    assert "Part 5 verdicts: 3/8 points, 1 of 2 entries passed" in part5.splitlines()[1]
+    assert "✗ 5.3 simulator: On 3 cases: bucket 1 started before bucket 0 ended" in part5
+    assert out.count("Part 5 verdicts") == 1  # once per part, not per function
