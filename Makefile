@@ -9,7 +9,7 @@ TIMINGS := $(PY) tools/timings.py  # each tier's target records its wall time (d
 
 .DEFAULT_GOAL := help
 .PHONY: help install check test lint unit demo bench grade autograder clean assignment check-sync diff validate timings \
-        student handout selftest staff-tools mutants coverage grade-repeat gradescope-sim limits py310 docker
+        student handout selftest staff-tools mutants coverage sample-export grade-repeat gradescope-sim limits py310 docker
 
 help: ## list the targets
 	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-12s %s\n", $$1, $$2}'
@@ -126,6 +126,9 @@ doors: $(STAMP) ## the front doors as users walk them: a student's make install/
 	@$(TIMINGS) start doors
 	$(PYTEST) -q autograder/tests/test_front_doors.py
 	@$(TIMINGS) stop doors
+
+sample-export: $(STAMP) ## dist/sample-export.zip: a Gradescope export of the self-test's submissions to try make regrade on (ONLY=a,b; ALL=1)
+	$(PY) autograder/selftest/mutation.py export $(if $(ONLY),--only "$(ONLY)",$(if $(ALL),,--fast))
 
 coverage: $(STAMP) ## rewrite autograder/selftest/COVERAGE.md: each contract item of the handout, its checks and mutants
 	$(PY) autograder/selftest/coverage.py --write

@@ -13,7 +13,7 @@ grader of that git revision (its own build.py and grader) and lists the submissi
 OUT (default dist/regrade) gets:
 
     scores.csv, summary.txt          one row per submission x check; the table printed at the end
-    scores.png, failures.png         score histogram; failure rate per check, sorted
+    scores.png, failures.png         score histogram; failures per check, by part (public and hidden inputs)
     results/<id>.json                each submission's results.json (what ``compare_folders`` reads)
     with OLD: results-old/, scores-old.csv, changed.csv, old_vs_new.png
     runs/<grader hash>/              resumable state: the built grader (source/), its reference pass, and
@@ -387,23 +387,65 @@ def plot_scores(path: str, results: dict[str, dict | None], label: str) -> str:
     return path
 
 
+def check_failures(results: dict[str, dict | None]) -> list[tuple[str, str, int, int, int]]:
+    """Per check (its public and hidden entries together), in the grader's order: (number, name, submissions
+    failing its public inputs, submissions failing only its hidden ones, submissions graded on it)."""
+    rows = []
+    for number, name in check_order(results):
+        if number.endswith("h") or not re.fullmatch(r"[1-9A-Z]\.\d+", number):  # a hidden twin; the integrity report
+            continue
+        public = hidden_only = graded = 0
+        for data in results.values():
+            status = {check_key(t): t.get("status") for t in (data or {}).get("tests") or []}
+            if number not in status:
+                continue
+            graded += 1
+            if status[number] != "passed":
+                public += 1
+            elif status.get(number + "h", "passed") != "passed":
+                hidden_only += 1
+        rows.append((number, re.sub(r"^(Part \d|Bonus [A-Z]): ", "", name), public, hidden_only, graded))
+    return rows
+
+
+PART_COLOURS = ("#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f", "#edc948", "#b07aa1", "#9c755f")
+
+
 def plot_failures(path: str, results: dict[str, dict | None], label: str) -> str:
-    """Failure rate per check, the most failed first, ties in the grader's order (only the checks some
-    submission fails: the bars of checks everyone passes would hide the few that matter)."""
+    """One bar per check, grouped and coloured by part: the share of submissions failing its public inputs
+    (solid) and, on top, those that pass them but fail its hidden inputs (hatched)."""
+    import textwrap
     plt = pyplot()
+    from matplotlib.patches import Patch
     from matplotlib.ticker import PercentFormatter
-    rates = [r for _, r in sorted(enumerate(failure_rates(results)), key=lambda ir: (-ir[1][2] / ir[1][3], ir[0]))]
-    shown = [r for r in rates if r[2]] or rates[:1]
-    fig, ax = plt.subplots(figsize=(9, 1.4 + 0.24 * len(shown)))
-    bars = ax.barh([f"{n} {name[:45]}" for n, name, _, _ in shown], [f / g for _, _, f, g in shown], color="#c0504d")
-    ax.bar_label(bars, labels=[f"{f}/{g}" for _, _, f, g in shown], fontsize=7, padding=2)
-    ax.invert_yaxis()  # the most failed on top
-    ax.margins(y=0.01)
-    ax.set_xlim(0, 1.08)
+    rows = check_failures(results)
+    parts = list(dict.fromkeys(number.split(".")[0] for number, *_ in rows))
+    colour = {part: PART_COLOURS[i % len(PART_COLOURS)] for i, part in enumerate(parts)}
+    labels = ["\n".join(textwrap.wrap(f"{number}  {name}", 52, max_lines=2, placeholder=" ...")) or number
+              for number, name, *_ in rows]
+    fig, ax = plt.subplots(figsize=(10, 1.6 + 0.36 * len(rows)))
+    y = list(range(len(rows)))
+    public = [p / g if g else 0 for _, _, p, _, g in rows]
+    hidden = [h / g if g else 0 for _, _, _, h, g in rows]
+    colours = [colour[number.split(".")[0]] for number, *_ in rows]
+    ax.barh(y, public, color=colours)
+    ax.barh(y, hidden, left=public, color="white", edgecolor=colours, hatch="////", linewidth=0.8)
+    for i, (_, _, p, h, g) in enumerate(rows):
+        ax.text(public[i] + hidden[i] + 0.01, i, f"{p + h}/{g}" if p + h else "", va="center", fontsize=8)
+    ax.set_yticks(y, labels, fontsize=8)
+    for tick, c in zip(ax.get_yticklabels(), colours, strict=True):
+        tick.set_color(c)
+    ax.invert_yaxis()  # the grader's order, Part 1 on top
+    ax.set_xlim(0, 1.1)
     ax.xaxis.set_major_formatter(PercentFormatter(1.0))
-    ax.tick_params(axis="y", labelsize=7)
-    ax.set(xlabel="submissions failing the check", title=f"Failure rate per check, {label}\n{len(shown)} of "
-                                                         f"{len(rates)} checks failed by at least one submission")
+    names = {p: f"Part {p}" if p.isdigit() else f"Bonus {p}" for p in parts}
+    ax.legend(handles=[Patch(color=colour[p], label=names[p]) for p in parts]
+              + [Patch(facecolor="white", edgecolor="grey", hatch="////", label="passes public, fails hidden")],
+              loc="lower right", fontsize=8, ncol=2)
+    failing = sum(1 for _, _, p, h, _ in rows if p + h)
+    ax.set(xlabel="submissions failing the check",
+           title=f"Failures per check, {label}\n{len(results)} submission(s); {failing} of {len(rows)} checks failed "
+                 "by at least one (each check: its public and hidden inputs)")
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)

@@ -31,6 +31,7 @@ from __future__ import annotations
 import argparse
 import glob
 import importlib.util
+import io
 import os
 import shutil
 import sys
@@ -44,7 +45,7 @@ if os.path.dirname(HERE) not in sys.path:
 
 from grader.parts import PART_ORDER, parts_in_full, parts_reading  # noqa: E402
 from selftest.cases import Case  # noqa: E402
-from selftest.run import REPO, Outcome, SelfTest, files_by_part, graded_in, part_of, student_paths  # noqa: E402
+from selftest.run import REPO, Outcome, SelfTest, files_by_part, graded_in, make_submission, part_of, student_paths  # noqa: E402
 
 KINDS = ("mutants", "correct")
 # The subset `make test` grades (about a minute); CI and `make mutants` grade every submission.
@@ -229,9 +230,37 @@ def summary(rows: list[tuple[Submission, Outcome, list[str]]], seconds: float) -
             f"acceptance rate (correct variants at 100%): {rate(accepted, len(correct))}; {seconds:.0f} s")
 
 
+def sample_export(subs: list[Submission], out: str) -> str:
+    """A Gradescope export (what `make regrade` reads) of these submissions, the solutions and the stubs: one
+    submission_<id>/ folder each holding its submission.zip, and submission_metadata.yml naming each one
+    (e.g. "mutant sum-not-average"), so staff can try `make regrade` and read its tables and plots."""
+    import tempfile
+    import zipfile
+    stubs = Case("stubs", "the release's stubs", start="stubs")
+    cases = [(Case("solutions", "the reference solution"), "solutions")] + [(stubs, "stubs")] + [
+        (sub.case(), f"{sub.kind[:-1] if sub.kind == 'mutants' else 'correct'} {sub.name}") for sub in subs]
+    top = "sample_export"
+    metadata = []
+    with tempfile.TemporaryDirectory() as tmp, zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as zf:
+        for number, (case, who) in enumerate(cases, start=1):
+            folder = make_submission(case, os.path.join(tmp, str(number)))
+            inner = io.BytesIO()
+            with zipfile.ZipFile(inner, "w", zipfile.ZIP_DEFLATED) as upload:
+                for root, _, names in os.walk(folder):
+                    for name in sorted(names):
+                        upload.write(os.path.join(root, name), os.path.relpath(os.path.join(root, name), folder))
+            zf.writestr(f"{top}/submission_{number}/submission.zip", inner.getvalue())
+            metadata.append(f"submission_{number}:\n  :submitters:\n  - :name: {who}\n    :sid: '{number}'\n"
+                            f"    :email: {case.name}@example.edu\n")
+        zf.writestr(f"{top}/submission_metadata.yml", "".join(metadata))
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="autograder/selftest/mutation.py", description=__doc__.splitlines()[0])
-    parser.add_argument("command", nargs="?", default="grade", choices=["grade", "list"])
+    parser.add_argument("command", nargs="?", default="grade", choices=["grade", "list", "export"],
+                        help="grade (default), list, or export: a sample Gradescope export for `make regrade`")
+    parser.add_argument("--out", default=os.path.join(REPO, "dist", "sample-export.zip"), help="export: the zip")
     parser.add_argument("--only", help="comma-separated submission names (default: all)")
     parser.add_argument("--fast", action="store_true", help="only the subset `make test` grades")
     parser.add_argument("--jobs", type=int, default=2, help="submissions graded at the same time")
@@ -244,6 +273,11 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "list":
         for sub in subs:
             print(f"{sub.kind:<8} {sub.name:<28} {sub.about}")
+        return 0
+    if args.command == "export":
+        os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
+        print(f"{sample_export(subs, args.out)}: the solutions, the stubs and {len(subs)} self-test submission(s); "
+              f"`make regrade EXPORT={os.path.relpath(args.out)}` grades them")
         return 0
     began = time.monotonic()
     test = SelfTest()

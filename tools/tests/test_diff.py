@@ -78,7 +78,7 @@ def test_comments_and_docstrings_are_not_differences_unless_asked(tmp_path):
     timeline = _solution("minddp/timeline.py").replace(
         "    return ((n - 1) * nosync_step + sync_step) / n\n",
         "    # YOUR CODE HERE\n\n    return ((n - 1) * nosync_step + sync_step) / n  # the average\n", 1)
-    timeline = re.sub(r'(def ring_allreduce_time\([^)]*\)[^:]*:\n)(\s+)"""', r'\1\2"""My own words.\n\2', timeline, 1)
+    timeline = re.sub(r'(def ring_allreduce_time\([^)]*\)[^:]*:\n)(\s+)"""', r'\1\2"""My own words.\n\2', timeline, count=1)
     assert timeline != _solution("minddp/timeline.py")
     write(str(tmp_path / "sub" / "minddp" / "timeline.py"), timeline)
     out = run_assign("diff", "--submission", str(tmp_path / "sub")).stdout

@@ -305,3 +305,10 @@ def test_old_revision_is_built_from_git_and_compared(tmp_path, fake, monkeypatch
     for name in ("changed.csv", "scores-old.csv", "old_vs_new.png"):
         assert os.path.exists(os.path.join(out, name)), name
     assert not [p for p in os.listdir(tmp_path) if p.startswith("minddp-regrade-")]
+
+
+def test_check_failures_merge_each_checks_public_and_hidden_entries():
+    """failures.png's bars: one per check; a submission failing the public inputs counts there, one that passes
+    them but fails the hidden ones counts as hidden-only; ungraded submissions count nowhere."""
+    assert [row[0] for row in regrade.check_failures(NEW)] == ["1.1", "3.2"]  # no bar for the hidden twin
+    assert [row[2:] for row in regrade.check_failures(NEW)] == [(0, 1, 2), (1, 0, 2)]
