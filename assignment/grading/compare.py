@@ -71,6 +71,12 @@ def training_hint(key: str, ref: list, got: list, rank: int, step: int) -> str:
         return hint + (" Your all-reduces have torch's sizes but not its order: launch bucket i+1 only after "
                        "bucket i, strictly in index order, never in the order buckets fill (handout §3):\n"
                        + side_by_side(mine_ar[-1], theirs_ar[-1]))
+    # Whatever the buckets, one backward reduces every gradient once: as many elements of each dtype as torch's.
+    mine_dt, theirs_dt = elements_by_dtype(got[rank], step), elements_by_dtype(ref[rank], step)
+    if mine_dt != theirs_dt:
+        return hint + (f" Your backward all-reduced {dtype_text(mine_dt)}; torch DDP's {dtype_text(theirs_dt)}: each "
+                       "gradient is reduced once, in a bucket of its own dtype (one flat tensor of its parameters' "
+                       "dtype on their device; handout §3, C1).")
     mine, theirs, local = gs.get("grad_abs_sums"), rs.get("grad_abs_sums"), gs.get("local_abs_sums")
     if mine and local and all_close(mine, local) and not all_close(theirs, local):
         if rs["params"] == gs["params"]:
@@ -85,9 +91,51 @@ def training_hint(key: str, ref: list, got: list, rank: int, step: int) -> str:
         return hint + (" When loss.backward() returned, .grad held this rank's own gradients divided by the world "
                        "size: the bucket as it was launched, read before its all-reduce completed. Wait on each "
                        "bucket's work (or future) before you read its buffer (handout §3).")
-    return hint + (scaling_hint(theirs, mine, len(ref)) or
-                   " When loss.backward() returns, every gradient must already be averaged over the ranks "
-                   "(handout §3).")
+    return hint + (scaling_hint(theirs, mine, len(ref)) or accumulated_hint(ref[rank], got[rank], step)
+                   or first_difference(theirs, mine, step))
+
+
+def elements_by_dtype(record: dict, step: int) -> dict[str, int]:
+    """Elements all-reduced per dtype in the last backward of ``step``."""
+    counts: dict[str, int] = {}
+    for c in record["steps"][step]["backward"][-1]:
+        if c["op"] == "all_reduce" and c["dtypes"]:
+            counts[c["dtypes"][0]] = counts.get(c["dtypes"][0], 0) + (c["sizes"][0][0] if c["sizes"][0] else 0)
+    return counts
+
+
+def dtype_text(counts: dict[str, int]) -> str:
+    return ", ".join(f"{n:,} {dtype} elements" for dtype, n in sorted(counts.items())) or "nothing"
+
+
+def accumulated_hint(ref: dict, got: dict, step: int) -> str:
+    """If, from the first differing step on, each gradient is torch's summed over this and the earlier steps
+    (plain sums per parameter, which add up), say so: something kept from one iteration to the next."""
+    if step == 0 or any("grad_sums" not in s for s in ref["steps"][:step + 1] + got["steps"][step:step + 1]):
+        return ""
+    mine = got["steps"][step]["grad_sums"]
+    total = {n: sum(s["grad_sums"].get(n, 0.0) for s in ref["steps"][:step + 1]) for n in mine}
+    scale = {n: sum(s["grad_abs_sums"].get(n, 0.0) for s in ref["steps"][:step + 1]) for n in mine}
+    if not mine or mine.keys() != ref["steps"][step]["grad_sums"].keys() or \
+            any(abs(mine[n] - total[n]) > 1e-5 * scale[n] + 1e-12 for n in mine):
+        return ""
+    return (f" Step{'s 1 to' if step > 1 else ''} {step} matched torch DDP's bit for bit; in step {step + 1} each "
+            f"of your gradients is the sum of torch's averaged gradients of steps 1 to {step + 1} (per-parameter "
+            "sums agree): state kept across iterations, e.g. a bucket added to instead of overwritten (handout §3).")
+
+
+def first_difference(theirs: dict | None, mine: dict | None, step: int) -> str:
+    """No cause recognised: where the gradients first differ, and no more."""
+    theirs, mine = theirs or {}, mine or {}
+    differ = [n for n, v in theirs.items() if not all_close({n: v}, {n: mine.get(n, float("nan"))})]
+    if differ:
+        yours = f"{mine[differ[0]]:.6g}" if differ[0] in mine else "no gradient"
+        where = (f" The first gradient that differs: {differ[0]} (sum of |grad|: yours {yours}, torch DDP's "
+                 f"{theirs[differ[0]]:.6g}).")
+    else:
+        where = " The sums of |grad| agree with torch DDP's, but not every bit."
+    return where + (f" Step{'s 1 to' if step > 1 else ''} {step} matched torch DDP's bit for bit: look at what "
+                    "your code carries from one iteration to the next." if step > 0 else "")
 
 
 def all_close(a: dict, b: dict, rtol: float = 1e-6) -> bool:

@@ -9,10 +9,32 @@ and compares them: values after every phase, and the collectives of each phase.
 from __future__ import annotations
 
 from grading.checks import Check, Outcome, fail, train
-from grading.compare import same_allreduces, same_training
+from grading.compare import same_allreduces, same_training, side_by_side
 from grading.part3 import SUBGROUPS, groups_text, on_process_groups
 
 CONVBN = "Conv + BatchNorm (buffers)"
+
+
+def construction_collectives(record: dict, torch_ddp: bool = False) -> list[str]:
+    """'op elements dtype' of each collective the constructor launched. Torch's DDP first checks that every rank
+    holds parameters of the same shapes (an all_gather and a broadcast of int64 metadata); the handout's W2
+    leaves that check out, so it is left out here."""
+    found = record["construct"]
+    if torch_ddp and found[:1] and found[0]["op"] == "all_gather":
+        found = found[2:]
+    return [f"{c['op']} {c['sizes'][0][0] if c['sizes'] and c['sizes'][0] else 0} {c['dtypes'][0] if c['dtypes'] else ''}"
+            for c in found]
+
+
+def same_construction(o: Outcome) -> None:
+    """(W2) The constructor launches torch's broadcasts: one per (dtype, device) group of parameters then buffers."""
+    for rank, (r, g) in enumerate(zip(o.ref, o.got, strict=True)):
+        mine, theirs = construction_collectives(g), construction_collectives(r, torch_ddp=True)
+        if mine != theirs:
+            fail(f"rank {rank}: your constructor launched other collectives than torch DDP's: one broadcast per "
+                 "(dtype, device) group of ALL the tensors it synchronises, taken as one list, parameters first and "
+                 "then buffers (one broadcast_tensors call; handout §4, W2). (Torch's own check that the parameter "
+                 "shapes agree is left out.)\n" + side_by_side(mine, theirs))
 
 
 def construction(o: Outcome) -> None:
@@ -24,6 +46,7 @@ def construction(o: Outcome) -> None:
                 where = f" of process group {groups_text([ranks])}" if len(groups) > 1 else ""
                 fail(f"ranks {ranks}{where} start from different {words}, or not from torch DDP's: broadcast rank "
                      "0's parameters and buffers in the constructor, both (handout §4)")
+    same_construction(o)
     if len(groups) > 1:
         on_process_groups(o, "4")
     else:
@@ -45,6 +68,7 @@ def buffers_each_forward(o: Outcome) -> None:
                         f"torch DDP broadcasts rank 0's buffers, one broadcast per dtype: {[c['op'] for c in theirs]}")
                 fail(f"rank {rank}, step {step + 1}: your forward launched {mine if mine else 'no broadcast'}; {rule} "
                      "(handout §4)")
+    same_construction(o)
     same_training(o, "4")
 
 
@@ -114,7 +138,9 @@ CHECKS = [
                       steps=3, seed_per_rank=True, buffers_per_rank=True),
                 train("minddp", f"{CONVBN}, 3 ranks as process groups {groups_text(SUBGROUPS)}, a different seed "
                       "and buffers on each rank", world_size=3, model="convbn", steps=2, seed_per_rank=True,
-                      buffers_per_rank=True, subgroups=SUBGROUPS)),
+                      buffers_per_rank=True, subgroups=SUBGROUPS),
+                train("minddp", "an MLP with two frozen layers, a different seed on each rank", model="frozen",
+                      steps=2, seed_per_rank=True)),
           compare=construction,
           hint="every rank starts from rank 0's parameters AND buffers: the constructor broadcasts both. On a process "
                "group, \"rank 0\" is the group's rank 0: dist.broadcast's src is a global rank "

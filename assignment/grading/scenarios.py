@@ -275,6 +275,8 @@ def _train(impl: str, model: str, steps: int = 3, seed_per_rank: bool = False, d
         # Sums of |gradient|: what lets feedback tell "summed, not averaged" from "averaged twice" etc.
         entry["grad_abs_sums"] = {n: p.grad.double().abs().sum().item()
                                   for n, p in module.named_parameters() if p.grad is not None}
+        # ... and plain sums, which add up over steps: what tells "accumulated across iterations".
+        entry["grad_sums"] = {n: p.grad.double().sum().item() for n, p in module.named_parameters() if p.grad is not None}
         entry["local_abs_sums"] = probe.local_abs_sums()
         entry["backward_blocked"] = probe.blocked
         entry["hold_value"] = probe.hold_value

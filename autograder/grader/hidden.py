@@ -181,8 +181,11 @@ HIDDEN: dict[str, tuple[Run, ...]] = {
                          ddp_kwargs={"bucket_cap_mb_list": caps("3.11", 0.004, 0.025)}),
     "3.12": hidden_train("3.12", "reducer", "48 x Linear(32, 32), a random bucket cap, fp16_compress_hook",
                          model="many_small", steps=3, hook="fp16", ddp_kwargs={"bucket_cap_mb": cap("3.12", 0.006, 0.02)}),
-    "4.1": hidden_train("4.1", "minddp", f"{MLP}, a different seed on each rank, a random bucket cap", model="mlp",
-                        steps=2, seed_per_rank=True, ddp_kwargs={"bucket_cap_mb": cap("4.1", 0.5, 2.0)}),
+    "4.1": (*hidden_train("4.1", "minddp", f"{MLP}, a different seed on each rank, a random bucket cap", model="mlp",
+                          steps=2, seed_per_rank=True, ddp_kwargs={"bucket_cap_mb": cap("4.1", 0.5, 2.0)}),
+            *hidden_train("4.1", "minddp", "an MLP with two frozen layers, a different seed on each rank, a random "
+                          "bucket cap", model="frozen", steps=2, seed_per_rank=True,
+                          ddp_kwargs={"bucket_cap_mb": cap("4.1/frozen", 0.005, 0.05)})),
     "4.2": hidden_train("4.2", "minddp", "Conv + BatchNorm, a random bucket cap", model="convbn", steps=4,
                         ddp_kwargs={"bucket_cap_mb": cap("4.2", 0.005, 0.02)}),
     "4.3": hidden_train("4.3", "minddp", "the tied model, 3 micro-batches per step, a random bucket cap", model="tied",

@@ -1,9 +1,8 @@
-"""Construction broadcast: one dist.broadcast per parameter and buffer (the per-forward buffer broadcast stays one per dtype)."""
+"""The constructor broadcasts each parameter and buffer on its own ("it runs once, so simplicity beats speed"): torch's DDP sends one broadcast per (dtype, device) group."""
 from selftest.cases import DDP
 
-# Only the constructor's broadcast is per tensor: the checks compare the collectives each FORWARD launches
-# with torch's (handout §4: "one broadcast per (dtype, device) group", sizes compared), so a per-tensor
-# buffer broadcast in forward is a spec violation, not a correct variant.
+# Once a correct variant; the handout's W2 makes the construction's collectives part of the contract (torch's
+# one broadcast per group is what makes wrapping a large model fast), and checks 4.1 and 4.2 compare them.
 EDITS = {DDP: [(
     "        broadcast_tensors(list(module.parameters()) + (self.module_buffers if broadcast_buffers else []),\n"
     "                          process_group)\n",
@@ -13,3 +12,5 @@ EDITS = {DDP: [(
             for tensor in list(module.parameters()) + (self.module_buffers if broadcast_buffers else []):
                 dist.broadcast(tensor.data, src=src, group=process_group)
 """)]}
+VIOLATES = "W2"
+CAUGHT_BY = {"4.1": "your constructor launched other collectives than torch DDP's"}
