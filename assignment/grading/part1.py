@@ -4,6 +4,8 @@
 
 from __future__ import annotations
 
+import re
+
 from grading.checks import NONE, Check, Outcome, Run, fail
 from grading.compare import outcome_text
 
@@ -51,9 +53,14 @@ def compare_errors(o: Outcome) -> None:
         if g["error"] == "NotImplementedError" or not g.get("value_error"):
             fail(f"read_torchrun_env({environ}) raised {g['error']}: {g['message']}; expected DistEnvError "
                  f"(a ValueError) naming {variable} (handout §1)")
-        if variable not in g["message"]:
+        if not names(g["message"], variable):
             fail(f"read_torchrun_env({environ}) raised {g['error']}: {g['message']!r}, which does not name "
                  f"{variable}, the variable to fix (handout §1)")
+
+
+def names(message: str, variable: str) -> bool:
+    """Whether ``message`` names ``variable`` as a whole word: "LOCAL_RANK=1" does not name RANK."""
+    return re.search(rf"(?<![A-Za-z0-9_]){re.escape(variable)}(?![A-Za-z0-9_])", message) is not None
 
 
 def compare_layouts(o: Outcome) -> None:
@@ -97,11 +104,15 @@ def compare_launch(o: Outcome) -> None:
 
 
 MISSING = [({k: v for k, v in GOOD.items() if k != name}, name) for name in GOOD]
+# Each environment has a single fault (handout §1): every other rule holds, so only one variable can be named.
 INVALID = [({**GOOD, "RANK": "two"}, "RANK"), ({**GOOD, "WORLD_SIZE": "0"}, "WORLD_SIZE"),
-           ({**GOOD, "RANK": "-1"}, "RANK"), ({**GOOD, "RANK": "8"}, "RANK"), ({**GOOD, "LOCAL_RANK": "4"}, "LOCAL_RANK"),
+           ({**GOOD, "RANK": "-1"}, "RANK"),
+           (env(8, 8, 0, 4), "RANK"),  # local rank 0 is right for rank 8: only RANK is wrong
+           ({**GOOD, "LOCAL_RANK": "4"}, "LOCAL_RANK"),
            ({**GOOD, "LOCAL_RANK": "2"}, "LOCAL_RANK"),  # rank 5 with 4 per node is local rank 1
-           ({**GOOD, "LOCAL_WORLD_SIZE": "3"}, "LOCAL_WORLD_SIZE"), ({**GOOD, "MASTER_PORT": "70000"}, "MASTER_PORT"),
-           ({**GOOD, "MASTER_PORT": "http"}, "MASTER_PORT")]
+           (env(5, 8, 2, 3), "LOCAL_WORLD_SIZE"),  # 3 does not divide 8 (rank 5 with 3 per node is local rank 2)
+           (env(1, 2, 1, 4), "LOCAL_WORLD_SIZE"),  # 4 per node in a world of 2
+           ({**GOOD, "MASTER_PORT": "70000"}, "MASTER_PORT"), ({**GOOD, "MASTER_PORT": "http"}, "MASTER_PORT")]
 # The edges of the contract: a variable set but empty counts as missing; ports are 1..65535 (0 and 65536 are
 # not; 65535 is, see the valid environments of 1.1 and 1.2); RANK == WORLD_SIZE is one too many (above: 8 of 8).
 EDGES = [({**GOOD, name: ""}, name) for name in GOOD] + [({**GOOD, "MASTER_PORT": "0"}, "MASTER_PORT"),

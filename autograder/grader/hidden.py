@@ -26,9 +26,12 @@ GOOD = env(6, 12, 2, 4, "node0.cluster", 29400)
 VALID = [GOOD, {**GOOD, "RANK": "0", "LOCAL_RANK": "0"}, {**GOOD, "RANK": "11", "LOCAL_RANK": "3"},
          env(0, 1, 0, 1, "127.0.0.1", 1), env(2, 3, 2, 3, "localhost", 65535)]
 INVALID = [({k: v for k, v in GOOD.items() if k != name}, name) for name in GOOD] + [
-    ({**GOOD, "RANK": "six"}, "RANK"), ({**GOOD, "RANK": "12"}, "RANK"), ({**GOOD, "WORLD_SIZE": "0"}, "WORLD_SIZE"),
+    ({**GOOD, "RANK": "six"}, "RANK"), ({**GOOD, "RANK": "13", "LOCAL_RANK": "1"}, "RANK"),
+    ({**GOOD, "WORLD_SIZE": "0"}, "WORLD_SIZE"),
     ({**GOOD, "LOCAL_RANK": "4"}, "LOCAL_RANK"), ({**GOOD, "LOCAL_RANK": "1"}, "LOCAL_RANK"),
-    ({**GOOD, "LOCAL_WORLD_SIZE": "5"}, "LOCAL_WORLD_SIZE"), ({**GOOD, "MASTER_PORT": "65536"}, "MASTER_PORT"),
+    ({**GOOD, "LOCAL_WORLD_SIZE": "5", "LOCAL_RANK": "1"}, "LOCAL_WORLD_SIZE"),  # 5 does not divide 12 (LOCAL_RANK 6 mod 5 = 1)
+    ({**GOOD, "LOCAL_WORLD_SIZE": "16", "LOCAL_RANK": "6"}, "LOCAL_WORLD_SIZE"),  # 16 per node in a world of 12
+    ({**GOOD, "MASTER_PORT": "65536"}, "MASTER_PORT"),
     ({**GOOD, "MASTER_PORT": "x"}, "MASTER_PORT")] + [({**GOOD, name: ""}, name) for name in reversed(list(GOOD))] + [
     ({**GOOD, "MASTER_PORT": "0"}, "MASTER_PORT"), ({**GOOD, "MASTER_PORT": "65536"}, "MASTER_PORT"),
     ({**GOOD, "RANK": "12", "LOCAL_RANK": "0"}, "RANK")]
