@@ -64,15 +64,38 @@ def names(message: str, variable: str) -> bool:
 def compare_layouts(o: Outcome) -> None:
     for (rank, lws), r, g in zip(o.run.kwargs["layouts"], o.ref[0]["layouts"], o.got[0]["layouts"], strict=True):
         if g != r:
-            swapped = "value" in g and "value" in r and g["value"][0] == r["value"][0][::-1]
+            swapped = "value" in g and "value" in r and g["value"][0] == r["value"][0][::-1] != r["value"][0]
+            inverse = "value" in g and "value" in r and g["value"][0] == r["value"][0]  # only global_rank is wrong
             fail(f"rank {rank} with {lws} processes per node: node_and_local_rank, global_rank gave "
                  f"{outcome_text(g)}; expected {outcome_text(r)} (handout §1)"
                  + ("\nYour node index and local rank are swapped: node_and_local_rank returns (node, local rank), "
-                    "ranks laid out node by node." if swapped else ""))
+                    "ranks laid out node by node." if swapped else "")
+                 + (f"\nYour global_rank{(*r['value'][0], lws)} is {g['value'][1]!r}, not {rank}: global_rank must "
+                    "invert node_and_local_rank, global_rank(*node_and_local_rank(r, L), L) == r." if inverse else ""))
     for args, r, g in zip(o.run.kwargs["torchrun"], o.ref[0]["torchrun"], o.got[0]["torchrun"], strict=True):
         if g != r:
             fail(f"torchrun_env{tuple(args)}\n  yours:    {outcome_text(g)}\n  expected: {outcome_text(r)}\n"
-                 "(handout §1: all six variables, values as strings)")
+                 "(handout §1: all six variables, values as strings)" + env_differences(args[0], g, r))
+
+
+def env_differences(rank: int, got: dict, ref: dict) -> str:
+    """Each variable of torchrun_env's answer that differs from the expected one, said in words."""
+    mine, expected = got.get("value"), ref["value"]
+    if not isinstance(mine, dict):
+        return ""
+    lines = [f"{name} is missing" for name in expected if name not in mine]
+    lines += [f"{name} is not one of the six variables" for name in mine if name not in expected]
+    for name in sorted(expected, key=lambda n: list(GOOD).index(n) if n in GOOD else len(GOOD)):  # the table's order
+        value = expected[name]
+        if name not in mine or mine[name] == value:
+            continue
+        line = f"{name} is {mine[name]!r}, expected {value!r}"
+        if not isinstance(mine[name], str):
+            line += f": {type(mine[name]).__name__}, not str (environment values are strings)"
+        elif name == "LOCAL_RANK" and mine[name] == str(rank):
+            line += ": that is the global rank; the local rank is the rank on its node, RANK mod LOCAL_WORLD_SIZE"
+        lines.append(line)
+    return "".join(f"\n{line}" for line in lines)
 
 
 def compare_launch(o: Outcome) -> None:
