@@ -116,11 +116,19 @@ def compare_launch(o: Outcome) -> None:
         # What nproc processes on one node must see: their place in the job, and a working all-reduce (of
         # numbers each rank only learns when it starts, on Gradescope).
         expected = {"rank": rank, "world_size": nproc, "local_rank": rank, "node_rank": 0,
-                    "sum": float(sum(values)), "dist_rank": rank, "backend": LAUNCH_BACKEND}
+                    "sum": float(sum(values)), "dist_rank": rank, "backend": LAUNCH_BACKEND,
+                    "left": True, "destroyed_twice": "did nothing"}
         if isinstance(report, dict) and report.get("backend") != LAUNCH_BACKEND:
             fail(f"rank {rank}: init_process_group(backend={LAUNCH_BACKEND!r}) joined a group whose backend is "
                  f"{report.get('backend')!r}: a given backend must be passed on unchanged to "
                  "torch.distributed.init_process_group; only backend=None picks nccl or gloo (handout §1)")
+        if isinstance(report, dict) and report.get("left") is False:
+            fail(f"rank {rank}: after destroy_process_group(), torch.distributed.is_initialized() is still True: "
+                 "destroy_process_group() must leave the job (torch.distributed.destroy_process_group()) "
+                 "(handout §1)")
+        if isinstance(report, dict) and str(report.get("destroyed_twice", "")).startswith("raised"):
+            fail(f"rank {rank}: destroy_process_group() called again after leaving, with no process group "
+                 f"initialised, {report['destroyed_twice']}; with no group it must do nothing (handout §1)")
         if report != expected:
             fail(f"under `torchrun --standalone --nproc_per_node={nproc}`, rank {rank}'s script reported\n  {report}\n"
                  f"expected\n  {expected}\n(handout §1; the script is tests/launch_probe.py)")
