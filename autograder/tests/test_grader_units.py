@@ -420,22 +420,36 @@ def test_a_self_test_case_skips_only_the_parts_graded_before_its_files():
     assert scoped(solutions).parts is None
 
 
+def launch_reports(met=None, **changes) -> list[dict]:
+    """Check 1.4's reports of 2 ranks that did everything right (``changes``: what one did not)."""
+    from grading.part1 import LAUNCH_BACKEND
+    return [{"rank": r, "world_size": 2, "local_rank": r, "node_rank": 0, "sum": 7.0, "dist_rank": r,
+             "backend": LAUNCH_BACKEND, "left": True, "destroyed_twice": "did nothing",
+             **({} if met is None else {"rendezvous": met}), **changes} for r in range(2)]
+
+
 def test_check_1_4_believes_the_rendezvous_store_not_the_reports():
     """On Gradescope the grader adds what its store saw ("rendezvous": the ranks that joined a process group
     there) to each rank's report: a report that is right in every other way fails without it."""
     from grading.checks import Failure, Outcome, Run
-    from grading.part1 import LAUNCH_BACKEND, compare_launch
-    run = Run("launch", {"nproc": 2})
-    values = [3, 4]
-
-    def reports(met):
-        return [{"rank": r, "world_size": 2, "local_rank": r, "node_rank": 0, "sum": 7.0, "dist_rank": r,
-                 "backend": LAUNCH_BACKEND, **({} if met is None else {"rendezvous": met})} for r in range(2)]
-
-    compare_launch(Outcome(run, reports([0, 1]), None, {}, {"values": values}))  # a real group: passes
-    compare_launch(Outcome(run, reports(None), None, {}, {"values": values}))  # make test (torchrun's own store)
+    from grading.part1 import compare_launch
+    run, values = Run("launch", {"nproc": 2}), [3, 4]
+    compare_launch(Outcome(run, launch_reports([0, 1]), None, {}, {"values": values}))  # a real group: passes
+    compare_launch(Outcome(run, launch_reports(None), None, {}, {"values": values}))  # make test (torchrun's store)
     with pytest.raises(Failure, match="only ranks \\[\\] of 2 joined a process group"):
-        compare_launch(Outcome(run, reports([]), None, {}, {"values": values}))
+        compare_launch(Outcome(run, launch_reports([]), None, {}, {"values": values}))
+
+
+def test_check_1_4_holds_destroy_process_group_to_its_contract():
+    """The probe leaves the job, then calls destroy_process_group() again with no group: it must do nothing."""
+    from grading.checks import Failure, Outcome, Run
+    from grading.part1 import compare_launch
+    run, values = Run("launch", {"nproc": 2}), [3, 4]
+    with pytest.raises(Failure, match="destroy_process_group\\(\\) must leave the job"):
+        compare_launch(Outcome(run, launch_reports([0, 1], left=False), None, {}, {"values": values}))
+    raised = "raised AssertionError: Process group cannot be None"
+    with pytest.raises(Failure, match=f"with no process group initialised, {raised}; with no group it must do nothing"):
+        compare_launch(Outcome(run, launch_reports([0, 1], destroyed_twice=raised), None, {}, {"values": values}))
 
 
 # -- releases: a submission from an older release is named as such (grader/version.py) -------------------------
