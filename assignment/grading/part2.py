@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import random
 
-from grading.checks import Check, Outcome, Run
-from grading.compare import same_outcomes
+from grading.checks import NONE, Check, Outcome, Run, fail
+from grading.compare import outcome_text, same_outcomes
 
 ELEMENT_BYTES = {"float64": 8, "float32": 4, "float16": 2, "bfloat16": 2, "uint8": 1}
 MIB_F32 = 262144  # float32 elements in one MiB
@@ -72,28 +72,69 @@ def bucket_run(cases: list[dict], label: str) -> Run:
                mistakes={text: {"cases": [make(c) for c in cases]} for text, make in MISTAKES.items()})
 
 
-def oldest_group_first(c: dict, buckets: list[list[int]]) -> list[list[int]]:
-    """``buckets`` (torch's) with the groups' unfinished buckets closed oldest group first (the mistake)."""
-    order = c.get("order") or list(range(len(c["sizes"]) - 1, -1, -1))
-    first_seen = {}
-    for index in order:
-        first_seen.setdefault(c["dtypes"][index], len(first_seen))
+def visiting_order(c: dict) -> list[int]:
+    return c.get("order") or list(range(len(c["sizes"]) - 1, -1, -1))
+
+
+def sealed_flags(c: dict, buckets: list[list[int]]) -> list[bool]:
+    """Which of ``buckets`` (torch's, in its numbering) were sealed at their limit, not left unfinished."""
     sealed_count: dict[str, int] = {}
-    unfinished = []
-    for position, bucket in enumerate(buckets):
+    flags = []
+    for bucket in buckets:
         dtype = c["dtypes"][bucket[0]]
         k = sealed_count.get(dtype, 0)
         limit = c["limits"][min(k, len(c["limits"]) - 1)]
-        nbytes = sum(c["sizes"][i] * ELEMENT_BYTES[c["dtypes"][i]] for i in bucket)
-        if nbytes >= limit:
+        flags.append(sum(c["sizes"][i] * ELEMENT_BYTES[c["dtypes"][i]] for i in bucket) >= limit)
+        if flags[-1]:
             sealed_count[dtype] = k + 1
-        else:
-            unfinished.append(position)
+    return flags
+
+
+def oldest_group_first(c: dict, buckets: list[list[int]]) -> list[list[int]]:
+    """``buckets`` (torch's) with the groups' unfinished buckets closed oldest group first (the mistake)."""
+    first_seen = {}
+    for index in visiting_order(c):
+        first_seen.setdefault(c["dtypes"][index], len(first_seen))
+    unfinished = [position for position, sealed in enumerate(sealed_flags(c, buckets)) if not sealed]
     ordered = sorted(unfinished, key=lambda p: first_seen[c["dtypes"][buckets[p][0]]])
     result = list(buckets)
     for position, source in zip(unfinished, ordered, strict=True):
         result[position] = buckets[source]
     return result
+
+
+def numbered_by_group(c: dict, buckets: list[list[int]], groups_by: str) -> list[list[int]]:
+    """``buckets`` (torch's) with the sealed ones numbered group by group instead of in the order they were
+    sealed (the mistake): groups in the order they were first seen (``groups_by`` "seen") or first sealed a
+    bucket ("sealed"); the unfinished buckets stay last, in torch's order."""
+    flags = sealed_flags(c, buckets)
+    sealed = [b for b, f in zip(buckets, flags, strict=True) if f]
+    dtypes = [c["dtypes"][i] for i in visiting_order(c)] if groups_by == "seen" else \
+        [c["dtypes"][b[0]] for b in sealed]
+    rank = {dtype: dtypes.index(dtype) for dtype in dtypes}
+    return sorted(sealed, key=lambda b: rank[c["dtypes"][b[0]]]) + \
+        [b for b, f in zip(buckets, flags, strict=True) if not f]
+
+
+BY_GROUP = {"seen": "sealed buckets are numbered group by group (all of the first-seen dtype's, then the next "
+                    "dtype's) instead of in the order they are sealed, across groups",
+            "sealed": "sealed buckets are numbered group by group (all of the dtype that sealed a bucket first, "
+                      "then the next dtype's) instead of in the order they are sealed, across groups"}
+
+
+def reverse_order_run(counts: list[int], label: str) -> Run:
+    return Run("reverse_orders", {"counts": counts}, ref=NONE, label=label)
+
+
+def compare_reverse_orders(o: Outcome) -> None:
+    for n, g in zip(o.run.kwargs["counts"], o.got[0], strict=True):
+        expected = list(range(n - 1, -1, -1))
+        if g != {"value": expected}:
+            forward = g == {"value": list(range(n))}
+            fail(f"reverse_order({n})\n  yours:    {outcome_text(g)}\n  expected: {expected!r}\n"
+                 "Handout §2: reverse_order(n) is [n-1, ..., 1, 0], every index once; [] for 0."
+                 + ("\nYours is the registration (forward) order instead of reverse order: backward produces the "
+                    "gradients roughly in reverse registration order." if forward else ""))
 
 
 def describe(c: dict) -> str:
@@ -103,24 +144,33 @@ def describe(c: dict) -> str:
 
 def compare_buckets(rule: str):
     def compare(o: Outcome) -> None:
+        if o.run.fn == "reverse_orders":
+            return compare_reverse_orders(o)
         mistakes = dict(o.mistakes)
+        cases = o.run.kwargs["cases"]
         mistakes[OLDEST_FIRST] = [[{"value": oldest_group_first(c, r["value"])} if "value" in r else r
-                                   for c, r in zip(o.run.kwargs["cases"], o.ref[0], strict=True)]]
+                                   for c, r in zip(cases, o.ref[0], strict=True)]]
+        for groups_by, text in BY_GROUP.items():
+            mistakes[text] = [[{"value": numbered_by_group(c, r["value"], groups_by)} if "value" in r else r
+                               for c, r in zip(cases, o.ref[0], strict=True)]]
         same_outcomes(Outcome(o.run, o.got, o.ref, mistakes), describe, f"(expected: torch's own assignment) {rule}")
     return compare
 
 
 BASIC = [case([n * MIB_F32 for n in (10, 2, 8, 20, 4)], [12 * 2**20]),  # the lecture's exercise 3: {p4,p3},{p2,p1,p0}
          case([3, 1, 4, 1, 5], [12]), case([100], [4])]
+REVERSE_ORDERS = [0, 1, 2, 5]
 SEALING = [case([2, 2, 2], [8]), case([1, 1, 1, 1], [4])]  # each tensor reaches the limit exactly / in pairs
 FIRST_LIMIT = [case([1] * 10, [4, 16]), case([2, 2, 2, 2], [8, 100])]
 DTYPES = [case([2, 1, 2, 1], [16], ["float32", "float64", "float32", "float64"]),
           case([1, 1], [100], ["float64", "float32"]),  # nothing sealed: the float64 bucket (seen last) comes first
-          case([4, 4, 4, 4], [16], order=[1, 3, 0, 2])]
+          case([4, 4, 4, 4], [16], order=[1, 3, 0, 2]),
+          case([4, 2, 4], [16], ["float32", "float64", "float32"])]  # sealed float32, float64, float32: [[2], [1], [0]]
 
 CHECKS = [
     Check("2.1", "parameters visited in reverse order, sealed at the limit", weight=3, section="2",
-          runs=(bucket_run(BASIC, "the lecture's exercise 3 and small cases"),),
+          runs=(reverse_order_run(REVERSE_ORDERS, "reverse_order of 0, 1, 2 and 5 parameters"),
+                bucket_run(BASIC, "the lecture's exercise 3 and small cases")),
           compare=compare_buckets("Handout §2: visit parameters in reverse registration order; a bucket is "
                                   "sealed as soon as its bytes reach the limit.")),
     Check("2.2", "a bucket is sealed when its bytes are >= the limit", weight=2, section="2",
@@ -131,7 +181,8 @@ CHECKS = [
           compare=compare_buckets("Handout §2: the k-th bucket of a group uses limits[k], the last limit repeating.")),
     Check("2.4", "each dtype fills its own buckets; unfinished buckets close newest group first; a given order",
           weight=2, section="2", runs=(bucket_run(DTYPES, "mixed dtypes and a given order"),),
-          compare=compare_buckets("Handout §2: one bucket holds one dtype; when all tensors are placed, close "
+          compare=compare_buckets("Handout §2: one bucket holds one dtype; sealed buckets are numbered in the order "
+                                  "they are sealed, across dtypes; when all tensors are placed, close "
                                   "unfinished buckets starting with the most recently first-seen group; with "
                                   "`order`, visit tensors in that order.")),
     Check("2.5", "agrees with torch's assignment on 5,000 random cases", weight=6, section="2",

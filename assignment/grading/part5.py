@@ -80,6 +80,12 @@ def _permutation_not_inverted(c: dict) -> dict:
     return {**c, "args": [inverse]}
 
 
+def _sync_on_top(c: dict) -> dict:
+    """(n·nosync + sync)/n: the reference with the sync step made sync + nosync (one more no-sync step)."""
+    sync, nosync, n = c["args"]
+    return {**c, "args": [sync + nosync, nosync, n]}
+
+
 def _unpermute(result: dict, order: list[int]) -> dict:
     if "value" not in result:
         return result
@@ -191,6 +197,8 @@ MISTAKES = {
             "order)": _without("order"),
             "`compute_costs` is ignored (a gradient's share of backward_time is its compute cost when they are "
             "given)": _without("compute_costs")},
+    "5.5": {"the synchronising iteration is added on top of n no-sync ones, (n·nosync + sync)/n, instead of "
+            "replacing one of them: of every n iterations, n-1 skip the sync and one synchronises": _sync_on_top},
     "5.6": {"the permutation is reversed (permutation[o] for o = n-1..0) instead of inverted (the position j with "
             "permutation[j] == o)": _permutation_not_inverted},
 }
@@ -216,7 +224,7 @@ CHECKS = [
           compare=compare_values("Handout §5: bucket with compute_bucket_assignment, ready times from "
                                  "compute_costs (or sizes) in `order`, then simulate")),
     Check("5.5", "amortised step time when syncing every n steps", weight=1, section="5",
-          runs=(timeline_run(SKIP_SYNC, "the lecture's exercise 11"),),
+          runs=(timeline_run(SKIP_SYNC, "the lecture's exercise 11", MISTAKES["5.5"]),),
           compare=compare_values("Handout §5: ((n-1) no-sync steps + 1 sync step) / n")),
     Check("5.6", "true backward order, and the lecture's experiments on ResNet-50 and BERT-large", weight=2,
           section="5", runs=(timeline_run(TRUE_ORDERS, "permutations that are not their own inverse",

@@ -393,6 +393,17 @@ def process_group_cases(envs: list[dict] = (), invalid: list[dict] = (), layouts
             "torchrun": [outcome(lambda a=a: pg.torchrun_env(*a)) for a in torchrun]}
 
 
+def reverse_orders(counts: list[int]) -> list[dict]:
+    """bucketing.reverse_order(n) for each n (a value that is not a list is shown as its repr)."""
+    from minddp import bucketing
+
+    def call(n: int):
+        value = bucketing.reverse_order(n)
+        return value if isinstance(value, list) else repr(value)[:200]
+
+    return [outcome(lambda n=n: call(n)) for n in counts]
+
+
 def bucket_cases(cases: list[dict], reference: bool = False) -> list[dict]:
     """Each case: sizes (elements), dtypes, limits (bytes), optional order. ``reference``: torch's answer."""
     from minddp import bucketing

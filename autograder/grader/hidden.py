@@ -18,7 +18,7 @@ from grader.secret import rng
 from grading import part2, part5, part6
 from grading.checks import ANSWER, NONE, Run, train
 from grading.part1 import env, env_run, invalid_run, layout_run
-from grading.part2 import bucket_run, case
+from grading.part2 import bucket_run, case, reverse_order_run
 from grading.part5 import call, simulator_cases, timeline_run
 
 # -- Part 1 ------------------------------------------------------------------------------------------------
@@ -26,9 +26,12 @@ GOOD = env(6, 12, 2, 4, "node0.cluster", 29400)
 VALID = [GOOD, {**GOOD, "RANK": "0", "LOCAL_RANK": "0"}, {**GOOD, "RANK": "11", "LOCAL_RANK": "3"},
          env(0, 1, 0, 1, "127.0.0.1", 1), env(2, 3, 2, 3, "localhost", 65535)]
 INVALID = [({k: v for k, v in GOOD.items() if k != name}, name) for name in GOOD] + [
-    ({**GOOD, "RANK": "six"}, "RANK"), ({**GOOD, "RANK": "12"}, "RANK"), ({**GOOD, "WORLD_SIZE": "0"}, "WORLD_SIZE"),
+    ({**GOOD, "RANK": "six"}, "RANK"), ({**GOOD, "RANK": "13", "LOCAL_RANK": "1"}, "RANK"),
+    ({**GOOD, "WORLD_SIZE": "0"}, "WORLD_SIZE"),
     ({**GOOD, "LOCAL_RANK": "4"}, "LOCAL_RANK"), ({**GOOD, "LOCAL_RANK": "1"}, "LOCAL_RANK"),
-    ({**GOOD, "LOCAL_WORLD_SIZE": "5"}, "LOCAL_WORLD_SIZE"), ({**GOOD, "MASTER_PORT": "65536"}, "MASTER_PORT"),
+    ({**GOOD, "LOCAL_WORLD_SIZE": "5", "LOCAL_RANK": "1"}, "LOCAL_WORLD_SIZE"),  # 5 does not divide 12 (LOCAL_RANK 6 mod 5 = 1)
+    ({**GOOD, "LOCAL_WORLD_SIZE": "16", "LOCAL_RANK": "6"}, "LOCAL_WORLD_SIZE"),  # 16 per node in a world of 12
+    ({**GOOD, "MASTER_PORT": "65536"}, "MASTER_PORT"),
     ({**GOOD, "MASTER_PORT": "x"}, "MASTER_PORT")] + [({**GOOD, name: ""}, name) for name in reversed(list(GOOD))] + [
     ({**GOOD, "MASTER_PORT": "0"}, "MASTER_PORT"), ({**GOOD, "MASTER_PORT": "65536"}, "MASTER_PORT"),
     ({**GOOD, "RANK": "12", "LOCAL_RANK": "0"}, "RANK")]
@@ -73,7 +76,11 @@ FIRST_LIMIT = [case([1] * 12, [4, 16]), case([8, 2, 2, 8, 1, 1], [4, 24]), case(
                case([3] * 5, [0, 100])]
 DTYPES = [case([2, 1, 2, 1, 3], [16], ["float32", "float64", "float32", "float64", "float16"]),
           case([4, 4, 4, 4, 4, 4], [8, 24], ["bfloat16", "float32"] * 3),
-          case([2, 3, 5, 7], [20], order=[0, 1, 2, 3])]
+          case([2, 3, 5, 7], [20], order=[0, 1, 2, 3]),
+          case([3, 6, 3, 6, 3], [12], ["float32", "float16", "float32", "float16", "float32"])]  # sealed in turn
+
+
+R2_REVERSE = rng("2.1/reverse")
 
 
 def secret_cases(number: str, count: int) -> list[dict]:
@@ -149,7 +156,9 @@ HIDDEN: dict[str, tuple[Run, ...]] = {
     "1.1": (env_run(VALID + VALID_RANDOM, "other valid environments"),),
     "1.2": (invalid_run(INVALID + INVALID_RANDOM, VALID + VALID_RANDOM, "other invalid environments (and valid ones)"),),
     "1.3": (layout_run(LAYOUTS + LAYOUTS_RANDOM, TORCHRUN, "other layouts and torchrun environments"),),
-    "2.1": (_buckets(BASIC + secret_cases("2.1", 40), "other small cases, and random ones"),),
+    "2.1": (reverse_order_run([3, 7, 12] + [R2_REVERSE.randint(13, 500) for _ in range(3)],
+                              "reverse_order of other numbers of parameters"),
+            _buckets(BASIC + secret_cases("2.1", 40), "other small cases, and random ones")),
     "2.2": (_buckets(SEALING + secret_cases("2.2", 40), "other tensors that reach the limit exactly, and random cases"),),
     "2.3": (_buckets(FIRST_LIMIT + secret_cases("2.3", 40), "other limits, and random cases"),),
     "2.4": (_buckets(DTYPES + secret_cases("2.4", 40), "other dtypes and orders, and random cases"),),

@@ -1254,13 +1254,13 @@ def _reference_bucketing():
 
 def answer_table() -> str:
     """bucketing.py as a student with the grader's source (or a copy of its old hidden lists) could write it:
-    the stub plus the reference's answers to every input known in advance: the public ones, the hidden lists
+    the stub, reverse_order written out (check 2.1 calls it directly), and the reference's answers to every input known in advance: the public ones, the hidden lists
     that used to be fixed, and the release's own random_cases at the seed once used for 2.5's hidden inputs."""
     import torch
     sys.path.insert(0, os.path.join(REPO, "solutions"))
     from grading import part2
     reference = _reference_bucketing()
-    cases = [c for check in part2.CHECKS for run in check.runs for c in run.kwargs["cases"]]
+    cases = [c for check in part2.CHECKS for run in check.runs for c in run.kwargs.get("cases", ())]
     cases += part2.random_cases(seed=868, count=1500)
     table = {}
     for c in cases:
@@ -1274,6 +1274,10 @@ def answer_table() -> str:
     return stub(BUCKETING) + f"""
 
 _TABLE = {table!r}
+
+
+def reverse_order(num_params):  # the one line it is no harder to write than to look up
+    return list(range(num_params - 1, -1, -1))
 
 
 def compute_bucket_assignment(tensors, bucket_size_limits, order=None):

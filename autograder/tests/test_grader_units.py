@@ -244,6 +244,82 @@ def test_answer_tolerance():
     assert not matches(True, 1) and not matches("3", 3)
 
 
+# -- check 1.2's invalid environments: one fault each (handout §1: "Only environments with a single fault are
+# graded"), so the variable the error must name is the only one it can name --------------------------------------
+
+INTEGERS = {"WORLD_SIZE": 1, "LOCAL_WORLD_SIZE": 1, "RANK": 0, "LOCAL_RANK": 0, "MASTER_PORT": 1}
+NAMED = {"E3": "RANK", "E4": "LOCAL_WORLD_SIZE", "E5": "LOCAL_RANK", "E6": "MASTER_PORT"}  # E1, E2: the broken one
+
+
+def failing_rules(environ: dict) -> list[str]:
+    """The rules E1-E6 of handout §1 that ``environ`` breaks, each judged on its own (not in the handout's
+    order, which only decides which one a submission reports). A rule about values (E3-E6) is judged only
+    when every variable it reads is present and valid: a missing or unparseable variable is one fault."""
+    from grading.part1 import GOOD
+    failing = []
+    if any(not environ.get(name) for name in GOOD):
+        failing.append("E1")
+    values = {}
+    for name, minimum in INTEGERS.items():
+        try:
+            values[name] = int(environ[name])
+        except (KeyError, ValueError):
+            if environ.get(name):
+                failing.append("E2")
+            continue
+        if values[name] < minimum:
+            failing.append("E2")
+            del values[name]
+    rank, world, local, per_node, port = (values.get(n) for n in (
+        "RANK", "WORLD_SIZE", "LOCAL_RANK", "LOCAL_WORLD_SIZE", "MASTER_PORT"))
+    if None not in (rank, world) and rank >= world:
+        failing.append("E3")
+    if None not in (world, per_node) and (per_node > world or world % per_node):
+        failing.append("E4")
+    if None not in (local, per_node, rank) and (local >= per_node or local != rank % per_node):
+        failing.append("E5")
+    if port is not None and port > 65535:
+        failing.append("E6")
+    return sorted(set(failing))
+
+
+def test_every_invalid_environment_of_check_1_2_has_exactly_one_fault():
+    import random
+
+    from grader import hidden
+    from grading import part1
+    public = [r for c in part1.CHECKS if c.number == "1.2" for r in c.runs]
+    cases = [(c["env"], c["variable"]) for run in public + list(HIDDEN["1.2"]) for c in run.kwargs["invalid"]]
+    for seed in range(20):  # the generator of the secret inputs, on other seeds
+        r = random.Random(seed)
+        cases += hidden.random_invalid(r, hidden.random_envs(r, 12))
+    assert len(cases) > 60
+    problems = [f"{environ} (must name {variable}) breaks {failing_rules(environ) or 'no rule'}"
+                for environ, variable in cases if len(failing_rules(environ)) != 1
+                or NAMED.get(failing_rules(environ)[0], variable) != variable]
+    assert not problems, "\n".join(problems)
+    valid = [e for run in public + list(HIDDEN["1.1"]) + list(HIDDEN["1.2"]) for e in run.kwargs["envs"]]
+    assert [e for e in valid if failing_rules(e)] == []
+
+
+def test_the_single_fault_rules_see_each_fault():
+    """The evaluator above can fail: the environments the issue found with two faults are seen as such."""
+    from grading.part1 import GOOD, env
+    assert failing_rules(GOOD) == []
+    assert failing_rules({**GOOD, "RANK": "8"}) == ["E3", "E5"]  # RANK 8 of 8, and local rank 1 != 8 mod 4
+    assert failing_rules({**GOOD, "LOCAL_WORLD_SIZE": "3"}) == ["E4", "E5"]
+    assert failing_rules(env(1, 2, 1, 4)) == ["E4"] and failing_rules({**GOOD, "MASTER_PORT": "65536"}) == ["E6"]
+    assert failing_rules({**GOOD, "WORLD_SIZE": "0"}) == ["E2"] and failing_rules({**GOOD, "RANK": ""}) == ["E1"]
+
+
+def test_an_error_names_a_variable_as_a_whole_word():
+    from grading.part1 import names
+    assert names("RANK=8 must be smaller than WORLD_SIZE=8", "RANK")
+    assert names("environment variable RANK is not set", "RANK") and names("bad rank: RANK.", "RANK")
+    assert not names("LOCAL_RANK=1 contradicts the layout", "RANK")
+    assert not names("LOCAL_WORLD_SIZE=3 must divide 8", "WORLD_SIZE") and not names("RANKS", "RANK")
+
+
 def test_standins_keep_the_release_and_replace_its_functions():
     for path in STANDINS:
         with open(os.path.join(REPO, "assignment", path), encoding="utf-8") as f:
@@ -344,22 +420,36 @@ def test_a_self_test_case_skips_only_the_parts_graded_before_its_files():
     assert scoped(solutions).parts is None
 
 
+def launch_reports(met=None, **changes) -> list[dict]:
+    """Check 1.4's reports of 2 ranks that did everything right (``changes``: what one did not)."""
+    from grading.part1 import LAUNCH_BACKEND
+    return [{"rank": r, "world_size": 2, "local_rank": r, "node_rank": 0, "sum": 7.0, "dist_rank": r,
+             "backend": LAUNCH_BACKEND, "left": True, "destroyed_twice": "did nothing",
+             **({} if met is None else {"rendezvous": met}), **changes} for r in range(2)]
+
+
 def test_check_1_4_believes_the_rendezvous_store_not_the_reports():
     """On Gradescope the grader adds what its store saw ("rendezvous": the ranks that joined a process group
     there) to each rank's report: a report that is right in every other way fails without it."""
     from grading.checks import Failure, Outcome, Run
-    from grading.part1 import LAUNCH_BACKEND, compare_launch
-    run = Run("launch", {"nproc": 2})
-    values = [3, 4]
-
-    def reports(met):
-        return [{"rank": r, "world_size": 2, "local_rank": r, "node_rank": 0, "sum": 7.0, "dist_rank": r,
-                 "backend": LAUNCH_BACKEND, **({} if met is None else {"rendezvous": met})} for r in range(2)]
-
-    compare_launch(Outcome(run, reports([0, 1]), None, {}, {"values": values}))  # a real group: passes
-    compare_launch(Outcome(run, reports(None), None, {}, {"values": values}))  # make test (torchrun's own store)
+    from grading.part1 import compare_launch
+    run, values = Run("launch", {"nproc": 2}), [3, 4]
+    compare_launch(Outcome(run, launch_reports([0, 1]), None, {}, {"values": values}))  # a real group: passes
+    compare_launch(Outcome(run, launch_reports(None), None, {}, {"values": values}))  # make test (torchrun's store)
     with pytest.raises(Failure, match="only ranks \\[\\] of 2 joined a process group"):
-        compare_launch(Outcome(run, reports([]), None, {}, {"values": values}))
+        compare_launch(Outcome(run, launch_reports([]), None, {}, {"values": values}))
+
+
+def test_check_1_4_holds_destroy_process_group_to_its_contract():
+    """The probe leaves the job, then calls destroy_process_group() again with no group: it must do nothing."""
+    from grading.checks import Failure, Outcome, Run
+    from grading.part1 import compare_launch
+    run, values = Run("launch", {"nproc": 2}), [3, 4]
+    with pytest.raises(Failure, match="destroy_process_group\\(\\) must leave the job"):
+        compare_launch(Outcome(run, launch_reports([0, 1], left=False), None, {}, {"values": values}))
+    raised = "raised AssertionError: Process group cannot be None"
+    with pytest.raises(Failure, match=f"with no process group initialised, {raised}; with no group it must do nothing"):
+        compare_launch(Outcome(run, launch_reports([0, 1], destroyed_twice=raised), None, {}, {"values": values}))
 
 
 # -- releases: a submission from an older release is named as such (grader/version.py) -------------------------

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from grading.checks import NONE, Check, Outcome, Run, fail
 from grading.compare import outcome_text
 
@@ -49,23 +51,51 @@ def compare_errors(o: Outcome) -> None:
         if g["error"] == "NotImplementedError" or not g.get("value_error"):
             fail(f"read_torchrun_env({environ}) raised {g['error']}: {g['message']}; expected DistEnvError "
                  f"(a ValueError) naming {variable} (handout §1)")
-        if variable not in g["message"]:
+        if not names(g["message"], variable):
             fail(f"read_torchrun_env({environ}) raised {g['error']}: {g['message']!r}, which does not name "
                  f"{variable}, the variable to fix (handout §1)")
+
+
+def names(message: str, variable: str) -> bool:
+    """Whether ``message`` names ``variable`` as a whole word: "LOCAL_RANK=1" does not name RANK."""
+    return re.search(rf"(?<![A-Za-z0-9_]){re.escape(variable)}(?![A-Za-z0-9_])", message) is not None
 
 
 def compare_layouts(o: Outcome) -> None:
     for (rank, lws), r, g in zip(o.run.kwargs["layouts"], o.ref[0]["layouts"], o.got[0]["layouts"], strict=True):
         if g != r:
-            swapped = "value" in g and "value" in r and g["value"][0] == r["value"][0][::-1]
+            swapped = "value" in g and "value" in r and g["value"][0] == r["value"][0][::-1] != r["value"][0]
+            inverse = "value" in g and "value" in r and g["value"][0] == r["value"][0]  # only global_rank is wrong
             fail(f"rank {rank} with {lws} processes per node: node_and_local_rank, global_rank gave "
                  f"{outcome_text(g)}; expected {outcome_text(r)} (handout §1)"
                  + ("\nYour node index and local rank are swapped: node_and_local_rank returns (node, local rank), "
-                    "ranks laid out node by node." if swapped else ""))
+                    "ranks laid out node by node." if swapped else "")
+                 + (f"\nYour global_rank{(*r['value'][0], lws)} is {g['value'][1]!r}, not {rank}: global_rank must "
+                    "invert node_and_local_rank, global_rank(*node_and_local_rank(r, L), L) == r." if inverse else ""))
     for args, r, g in zip(o.run.kwargs["torchrun"], o.ref[0]["torchrun"], o.got[0]["torchrun"], strict=True):
         if g != r:
             fail(f"torchrun_env{tuple(args)}\n  yours:    {outcome_text(g)}\n  expected: {outcome_text(r)}\n"
-                 "(handout §1: all six variables, values as strings)")
+                 "(handout §1: all six variables, values as strings)" + env_differences(args[0], g, r))
+
+
+def env_differences(rank: int, got: dict, ref: dict) -> str:
+    """Each variable of torchrun_env's answer that differs from the expected one, said in words."""
+    mine, expected = got.get("value"), ref["value"]
+    if not isinstance(mine, dict):
+        return ""
+    lines = [f"{name} is missing" for name in expected if name not in mine]
+    lines += [f"{name} is not one of the six variables" for name in mine if name not in expected]
+    for name in sorted(expected, key=lambda n: list(GOOD).index(n) if n in GOOD else len(GOOD)):  # the table's order
+        value = expected[name]
+        if name not in mine or mine[name] == value:
+            continue
+        line = f"{name} is {mine[name]!r}, expected {value!r}"
+        if not isinstance(mine[name], str):
+            line += f": {type(mine[name]).__name__}, not str (environment values are strings)"
+        elif name == "LOCAL_RANK" and mine[name] == str(rank):
+            line += ": that is the global rank; the local rank is the rank on its node, RANK mod LOCAL_WORLD_SIZE"
+        lines.append(line)
+    return "".join(f"\n{line}" for line in lines)
 
 
 def compare_launch(o: Outcome) -> None:
@@ -84,22 +114,34 @@ def compare_launch(o: Outcome) -> None:
         # What nproc processes on one node must see: their place in the job, and a working all-reduce (of
         # numbers each rank only learns when it starts, on Gradescope).
         expected = {"rank": rank, "world_size": nproc, "local_rank": rank, "node_rank": 0,
-                    "sum": float(sum(values)), "dist_rank": rank, "backend": LAUNCH_BACKEND}
+                    "sum": float(sum(values)), "dist_rank": rank, "backend": LAUNCH_BACKEND,
+                    "left": True, "destroyed_twice": "did nothing"}
         if isinstance(report, dict) and report.get("backend") != LAUNCH_BACKEND:
             fail(f"rank {rank}: init_process_group(backend={LAUNCH_BACKEND!r}) joined a group whose backend is "
                  f"{report.get('backend')!r}: a given backend must be passed on unchanged to "
                  "torch.distributed.init_process_group; only backend=None picks nccl or gloo (handout §1)")
+        if isinstance(report, dict) and report.get("left") is False:
+            fail(f"rank {rank}: after destroy_process_group(), torch.distributed.is_initialized() is still True: "
+                 "destroy_process_group() must leave the job (torch.distributed.destroy_process_group()) "
+                 "(handout §1)")
+        if isinstance(report, dict) and str(report.get("destroyed_twice", "")).startswith("raised"):
+            fail(f"rank {rank}: destroy_process_group() called again after leaving, with no process group "
+                 f"initialised, {report['destroyed_twice']}; with no group it must do nothing (handout §1)")
         if report != expected:
             fail(f"under `torchrun --standalone --nproc_per_node={nproc}`, rank {rank}'s script reported\n  {report}\n"
                  f"expected\n  {expected}\n(handout §1; the script is tests/launch_probe.py)")
 
 
 MISSING = [({k: v for k, v in GOOD.items() if k != name}, name) for name in GOOD]
+# Each environment has a single fault (handout §1): every other rule holds, so only one variable can be named.
 INVALID = [({**GOOD, "RANK": "two"}, "RANK"), ({**GOOD, "WORLD_SIZE": "0"}, "WORLD_SIZE"),
-           ({**GOOD, "RANK": "-1"}, "RANK"), ({**GOOD, "RANK": "8"}, "RANK"), ({**GOOD, "LOCAL_RANK": "4"}, "LOCAL_RANK"),
+           ({**GOOD, "RANK": "-1"}, "RANK"),
+           (env(8, 8, 0, 4), "RANK"),  # local rank 0 is right for rank 8: only RANK is wrong
+           ({**GOOD, "LOCAL_RANK": "4"}, "LOCAL_RANK"),
            ({**GOOD, "LOCAL_RANK": "2"}, "LOCAL_RANK"),  # rank 5 with 4 per node is local rank 1
-           ({**GOOD, "LOCAL_WORLD_SIZE": "3"}, "LOCAL_WORLD_SIZE"), ({**GOOD, "MASTER_PORT": "70000"}, "MASTER_PORT"),
-           ({**GOOD, "MASTER_PORT": "http"}, "MASTER_PORT")]
+           (env(5, 8, 2, 3), "LOCAL_WORLD_SIZE"),  # 3 does not divide 8 (rank 5 with 3 per node is local rank 2)
+           (env(1, 2, 1, 4), "LOCAL_WORLD_SIZE"),  # 4 per node in a world of 2
+           ({**GOOD, "MASTER_PORT": "70000"}, "MASTER_PORT"), ({**GOOD, "MASTER_PORT": "http"}, "MASTER_PORT")]
 # The edges of the contract: a variable set but empty counts as missing; ports are 1..65535 (0 and 65536 are
 # not; 65535 is, see the valid environments of 1.1 and 1.2); RANK == WORLD_SIZE is one too many (above: 8 of 8).
 EDGES = [({**GOOD, name: ""}, name) for name in GOOD] + [({**GOOD, "MASTER_PORT": "0"}, "MASTER_PORT"),

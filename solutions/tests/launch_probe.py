@@ -1,5 +1,5 @@
 """A training-script-shaped probe for check 1.4: join the job from the torchrun environment, all-reduce one
-number, report what this rank learned, leave.
+number, leave (then call destroy_process_group() once more, with no group left), report what this rank learned.
 
     torchrun --standalone --nproc_per_node=2 tests/launch_probe.py OUT    # what `make test` runs: OUT/rank<r>.json
 
@@ -22,10 +22,17 @@ def probe(report) -> None:
     env = init_process_group(backend="cpu:gloo")  # gloo for CPU tensors, named so that a backend ignored shows
     total = torch.tensor([float(os.environ.get("MINDDP_PROBE_VALUE", env.rank + 1))])
     dist.all_reduce(total)
-    report({"rank": env.rank, "world_size": env.world_size, "local_rank": env.local_rank,
-            "node_rank": env.node_rank, "sum": total.item(), "dist_rank": dist.get_rank(),
-            "backend": str(dist.get_backend())})
+    learned = {"rank": env.rank, "world_size": env.world_size, "local_rank": env.local_rank,
+               "node_rank": env.node_rank, "sum": total.item(), "dist_rank": dist.get_rank(),
+               "backend": str(dist.get_backend())}
     destroy_process_group()
+    learned["left"] = not dist.is_initialized()
+    try:  # again, with no group left: it must do nothing
+        destroy_process_group()
+        learned["destroyed_twice"] = "did nothing"
+    except Exception as error:
+        learned["destroyed_twice"] = f"raised {type(error).__name__}: {error}"[:300]
+    report(learned)
 
 
 def run(send) -> None:
