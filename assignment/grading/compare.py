@@ -66,7 +66,9 @@ def training_hint(key: str, ref: list, got: list, rank: int, step: int) -> str:
             return hint + (f" Iteration 1 launched all-reduces but iteration {step + 1} launched none: reset the "
                            "per-iteration state (what counts each bucket's missing gradients, which bucket launches next) in "
                            "prepare_for_backward (handout §3).")
-        return hint + " Your backward launched no collective at all: the gradients were never averaged."
+        return hint + (" Your backward launched no all-reduce on the process group the DDP was given (the default "
+                       "group here, the one whose collectives are recorded): the gradients were never averaged over "
+                       "it. Every collective goes to process_group (handout §3).")
     if step > 0 and sorted(mine_ar[-1]) == sorted(theirs_ar[-1]) and mine_ar[-1] != theirs_ar[-1]:
         return hint + (" Your all-reduces have torch's sizes but not its order: launch bucket i+1 only after "
                        "bucket i, strictly in index order, never in the order buckets fill (handout §3):\n"
@@ -197,6 +199,21 @@ def same_allreduces(o: Outcome, rule: str, first_step: int = 1) -> None:
                              "strictly in index order (handout §3)." if sorted(mine) == sorted(theirs) else "")
                     fail(f"rank {rank}, step {step + 1}, backward {micro + 1}: {rule}.{order}\n"
                          + side_by_side(mine, theirs))
+
+
+def planned_allreduces(o: Outcome, section: str) -> None:
+    """The first synchronised backward launches one all-reduce per bucket of the handout's assignment, in index
+    order (what torch's run records as planned: its own DDP uses one bucket in its first iteration)."""
+    if o.run.kwargs.get("subgroups"):
+        return  # a process group's collectives are not recorded (only the default group's are)
+    for rank, (r, g) in enumerate(zip(o.ref, o.got, strict=True)):
+        mine, planned = allreduces(g, 0), r["planned_allreduces"]
+        if mine != planned:
+            order = " They have the right sizes but not the order." if sorted(mine) == sorted(planned) else ""
+            fail(f"rank {rank}, step 1: the all-reduces of the first synchronised backward (elements, dtype) are not "
+                 "one per bucket of torch's assignment, in index order, over every parameter that requires a "
+                 f"gradient (empty ones included; handout §{section}).{order}\n"
+                 + side_by_side(mine, planned, right_name="the buckets"))
 
 
 def side_by_side(left: list, right: list, left_name: str = "yours", right_name: str = "torch DDP") -> str:

@@ -18,11 +18,15 @@ ELEMENT_BYTES = {"float64": 8, "float32": 4, "float16": 2, "bfloat16": 2, "uint8
 MIB_F32 = 262144  # float32 elements in one MiB
 
 
-def case(sizes: list[int], limits: list[int], dtypes: list[str] | None = None, order: list[int] | None = None) -> dict:
-    """Tensors of ``sizes`` elements (float32 unless ``dtypes``), byte ``limits``, optional visiting order."""
+def case(sizes: list[int], limits: list[int], dtypes: list[str] | None = None, order: list[int] | None = None,
+         devices: list[str] | None = None) -> dict:
+    """Tensors of ``sizes`` elements (float32 unless ``dtypes``; on the "meta" device unless ``devices``), byte
+    ``limits``, optional visiting order."""
     c = {"sizes": sizes, "dtypes": dtypes or ["float32"] * len(sizes), "limits": limits}
     if order:
         c["order"] = order
+    if devices:
+        c["devices"] = devices
     return c
 
 
@@ -34,7 +38,7 @@ def random_cases(seed: int, count: int) -> list[dict]:
     for i in range(count):
         n = rng.randint(1, 2 + i // 100)
         dtypes = kinds[:rng.randint(1, 4)]
-        cases.append(case([rng.randint(1, 64) for _ in range(n)],
+        cases.append(case([rng.randint(1, 64) if rng.random() > 0.05 else 0 for _ in range(n)],  # empty ones too
                           [rng.choice([0, 1, 2, 4, 8, 32, 64, 100, 256, 1000]) for _ in range(rng.randint(1, 3))],
                           [rng.choice(dtypes) for _ in range(n)]))
     return cases
@@ -165,7 +169,10 @@ FIRST_LIMIT = [case([1] * 10, [4, 16]), case([2, 2, 2, 2], [8, 100])]
 DTYPES = [case([2, 1, 2, 1], [16], ["float32", "float64", "float32", "float64"]),
           case([1, 1], [100], ["float64", "float32"]),  # nothing sealed: the float64 bucket (seen last) comes first
           case([4, 4, 4, 4], [16], order=[1, 3, 0, 2]),
-          case([4, 2, 4], [16], ["float32", "float64", "float32"])]  # sealed float32, float64, float32: [[2], [1], [0]]
+          case([4, 2, 4], [16], ["float32", "float64", "float32"]),  # sealed float32, float64, float32: [[2], [1], [0]]
+          case([1, 1, 1, 1], [8], devices=["meta", "cpu", "meta", "cpu"]),  # one dtype, two devices: two groups (all
+          # sealed: with two devices, unfinished buckets close in the order of torch's hash map, which §2 leaves open)
+          case([3, 0, 2, 0], [8])]  # empty tensors are bucketed like any other (0 bytes)
 
 CHECKS = [
     Check("2.1", "parameters visited in reverse order, sealed at the limit", weight=3, section="2",
@@ -179,9 +186,11 @@ CHECKS = [
     Check("2.3", "the first bucket uses the first limit; the last limit repeats", weight=2, section="2",
           runs=(bucket_run(FIRST_LIMIT, "two limits"),),
           compare=compare_buckets("Handout §2: the k-th bucket of a group uses limits[k], the last limit repeating.")),
-    Check("2.4", "each dtype fills its own buckets; unfinished buckets close newest group first; a given order",
-          weight=2, section="2", runs=(bucket_run(DTYPES, "mixed dtypes and a given order"),),
-          compare=compare_buckets("Handout §2: one bucket holds one dtype; sealed buckets are numbered in the order "
+    Check("2.4", "each (dtype, device) fills its own buckets; unfinished buckets close newest group first; a given "
+          "order", weight=2, section="2",
+          runs=(bucket_run(DTYPES, "mixed dtypes, two devices, empty tensors and a given order"),),
+          compare=compare_buckets("Handout §2: one bucket holds one dtype on one device; empty tensors are bucketed "
+                                  "like any other; sealed buckets are numbered in the order "
                                   "they are sealed, across dtypes; when all tensors are placed, close "
                                   "unfinished buckets starting with the most recently first-seen group; with "
                                   "`order`, visit tensors in that order.")),

@@ -8,9 +8,9 @@ and compares them: values after every phase, and the collectives of each phase.
 
 from __future__ import annotations
 
-from grading.checks import Check, Outcome, fail, train
-from grading.compare import same_allreduces, same_training, side_by_side
-from grading.part3 import SUBGROUPS, groups_text, on_process_groups
+from grading.checks import NONE, Check, Outcome, Run, fail, train
+from grading.compare import planned_allreduces, same_allreduces, same_training, side_by_side
+from grading.part3 import EDGES, SUBGROUPS, groups_text, on_process_groups
 
 CONVBN = "Conv + BatchNorm (buffers)"
 
@@ -37,7 +37,22 @@ def same_construction(o: Outcome) -> None:
                  "shapes agree is left out.)\n" + side_by_side(mine, theirs))
 
 
+def broadcast_from_src(o: Outcome) -> None:
+    """broadcast_tensors(tensors, group, src): every rank of the group ends with the values of the group's rank src."""
+    groups = o.run.kwargs.get("subgroups") or [list(range(len(o.got)))]
+    src = o.run.kwargs["src"]
+    for ranks in groups:
+        for rank in ranks:
+            if o.got[rank]["from"] != [ranks[src]]:
+                fail(f"broadcast_tensors(tensors, group, src={src}) with group {groups_text([ranks])} of a world of "
+                     f"{len(o.got)}: rank {rank} ended with the values of global rank(s) {o.got[rank]['from']}, not "
+                     f"those of the group's rank {src} (global rank {ranks[src]}): src is a rank of the group, which "
+                     "dist.broadcast wants as a global rank (dist.get_global_rank; handout §4).")
+
+
 def construction(o: Outcome) -> None:
+    if o.run.fn == "broadcast_values":
+        return broadcast_from_src(o)
     groups = o.run.kwargs.get("subgroups") or [list(range(len(o.got)))]
     for ranks in groups:
         for what in ("params", "buffers"):
@@ -47,6 +62,7 @@ def construction(o: Outcome) -> None:
                 fail(f"ranks {ranks}{where} start from different {words}, or not from torch DDP's: broadcast rank "
                      "0's parameters and buffers in the constructor, both (handout §4)")
     same_construction(o)
+    planned_allreduces(o, "2, §4")
     if len(groups) > 1:
         on_process_groups(o, "4")
     else:
@@ -116,6 +132,12 @@ def tied_once(o: Outcome) -> None:
 def raises_like_torch(o: Outcome) -> None:
     """Torch trains iteration 1 (the unused parameter's bucket never fills) and raises in iteration 2's forward."""
     for rank, (r, g) in enumerate(zip(o.ref, o.got, strict=True)):
+        mine, theirs = (x["steps"][0].get("grad_abs_sums", {}) if x["steps"] else {} for x in (g, r))
+        extra = sorted(set(mine) - set(theirs))
+        if extra:
+            fail(f"rank {rank}, iteration 1: {', '.join(extra)} got a gradient in your run but not in torch's, whose "
+                 "forward left them unused: your model ran with other arguments than the ones given. Does your forward "
+                 "pass every argument on, keyword ones too (self.module(*inputs, **kwargs); handout §4, W5)?")
         if "error" not in g:
             fail(f"rank {rank}: training went on although a parameter got no gradient in iteration 1; torch's DDP "
                  f"raises in the next forward: {r.get('message', '')[:160]}... (handout §4)")
@@ -140,7 +162,14 @@ CHECKS = [
                       "and buffers on each rank", world_size=3, model="convbn", steps=2, seed_per_rank=True,
                       buffers_per_rank=True, subgroups=SUBGROUPS),
                 train("minddp", "an MLP with two frozen layers, a different seed on each rank", model="frozen",
-                      steps=2, seed_per_rank=True)),
+                      steps=2, seed_per_rank=True),
+                train("minddp", f"{EDGES}, a different seed on each rank, bucket_cap_mb=0", model="edges", steps=2,
+                      seed_per_rank=True, ddp_kwargs={"bucket_cap_mb": 0}),
+                Run("broadcast_values", {"src": 1}, world_size=2, ref=NONE,
+                    label="broadcast_tensors(..., src=1) on 2 ranks"),
+                Run("broadcast_values", {"src": 1, "subgroups": SUBGROUPS}, world_size=3, ref=NONE,
+                    label=f"broadcast_tensors(..., src=1) on process group {groups_text(SUBGROUPS[1:])} (its rank 1 is "
+                          f"global rank {SUBGROUPS[1][1]})")),
           compare=construction,
           hint="every rank starts from rank 0's parameters AND buffers: the constructor broadcasts both. On a process "
                "group, \"rank 0\" is the group's rank 0: dist.broadcast's src is a global rank "
@@ -149,7 +178,9 @@ CHECKS = [
           weight=4, section="4",
           runs=(train("minddp", CONVBN, model="convbn", steps=3),
                 train("minddp", f"{CONVBN}, different buffers on each rank, broadcast_buffers=False", model="convbn",
-                      steps=2, buffers_per_rank=True, ddp_kwargs={"broadcast_buffers": False})),
+                      steps=2, buffers_per_rank=True, ddp_kwargs={"broadcast_buffers": False}),
+                train("minddp", f"{CONVBN}, steps 2 and 4 after ddp.eval() (DDP syncs in eval mode too)",
+                      model="convbn", steps=4, eval_mode=True)),
           compare=buffers_each_forward,
           hint="broadcast rank 0's buffers at the START of each forward, before the module runs. After it is too "
                "late: BatchNorm has already used this rank's statistics, and overwriting them in place breaks the "

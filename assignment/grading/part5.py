@@ -138,12 +138,12 @@ def simulator_cases(seed: int, count: int) -> list[dict]:
     rng = random.Random(seed)
     cases = []
     for _ in range(count):
-        n = rng.randint(1, 12)
+        n = rng.randint(0, 12)  # 0: no tensors, no buckets
         ready = [round(rng.uniform(0, 10), 3) for _ in range(n)]
         indices = list(range(n))
         rng.shuffle(indices)
         cuts = sorted(rng.sample(range(1, n), rng.randint(0, n - 1))) if n > 1 else []
-        buckets = [indices[a:b] for a, b in zip([0, *cuts], [*cuts, n], strict=True)]
+        buckets = [indices[a:b] for a, b in zip([0, *cuts], [*cuts, n], strict=True)] if n else []
         durations = [round(rng.uniform(0.1, 3), 3) for _ in buckets]
         cases.append(call("simulate_step", ready, buckets, durations, rng.random() < 0.7))
     return cases
@@ -161,7 +161,8 @@ SIMULATOR = [call("simulate_step", [5.0, 1.0], [[0], [1]], [1.0, 1.0]),
              call("simulate_step", [1.0, 4.0], [[0], [1]], [2.0, 1.0], False),
              call("simulate_step", EX4_READY_MS, [[4, 3], [2, 1, 0]], EX4_COMM_MS),
              call("simulate_step", EX4_READY_MS, [[4, 3], [2, 1, 0]], EX4_COMM_MS, False),
-             call("simulate_step", EX4_READY_MS, [[4, 3, 2, 1, 0]], [4.9])] + simulator_cases(seed=11, count=40)
+             call("simulate_step", EX4_READY_MS, [[4, 3, 2, 1, 0]], [4.9]),
+             call("simulate_step", [], [], [])] + simulator_cases(seed=11, count=40)  # no tensors: all 0
 SMALL_MODEL = [[1000], [3000]]  # 4000 and 12000 bytes; limit 10000 B seals [1] then [0]
 DDP_STEP = [call("ddp_step", SMALL_MODEL, 1.0, 2, 0.01, 1e4, [10_000]),
             call("ddp_step", SMALL_MODEL, 1.0, 2, 0.01, 1e4, [10_000], overlap=False),

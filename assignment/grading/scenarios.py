@@ -88,6 +88,18 @@ def torch_buckets(module: torch.nn.Module, ddp_kwargs: dict) -> list[list[int]]:
     return dist._compute_bucket_assignment_by_size([params[i] for i in order], limits, [], order)[0]
 
 
+SCALAR_TYPE = {torch.float32: "Float", torch.float64: "Double", torch.float16: "Half", torch.bfloat16: "BFloat16"}
+
+
+def planned_allreduces(module: torch.nn.Module, buckets: list[list[int]], hook: str | None) -> list[str]:
+    """'elements dtype' of the all-reduces a first backward launches with ``buckets`` (the handout's buckets; torch's
+    own DDP uses one bucket in its first iteration, then rebuilds): one per bucket, in index order, of its dtype
+    (float16 under the fp16 compression hook)."""
+    params = [p for p in module.parameters() if p.requires_grad]
+    return [f"{sum(params[i].numel() for i in bucket)} {'Half' if hook == 'fp16' else SCALAR_TYPE[params[bucket[0]].dtype]}"
+            for bucket in buckets]
+
+
 class ReducerDriver(torch.nn.Module):
     """Drives your Reducer the way a DDP wrapper does, and nothing more: the trainable parameters, in the
     buckets torch assigns them (``bucket_indices``, from torch's run of the same scenario), go to
@@ -135,15 +147,17 @@ def install_hook(impl: str, ddp: torch.nn.Module, hook: str, names: dict[int, st
         ddp.register_comm_hook(None, fp16_compress_hook)
         return
 
+    registered = {"hook": "record"}  # the state the hook must be called with: this very object
+
     def record(state, bucket):  # no annotations: torch insists they be exactly dist.GradBucket
         buffer = bucket.buffer()  # what the hook receives: raw (not yet averaged) gradients, in torch's layout
         log.append([bucket.index(), [names[id(p)] for p in bucket.parameters()],
                     {"is_last": bucket.is_last(), "dtype": str(buffer.dtype).removeprefix("torch."),
-                     "elements": buffer.numel(), "values": digest({"buffer": buffer})}])
+                     "elements": buffer.numel(), "values": digest({"buffer": buffer}), "state": state is registered}])
         averaged = bucket.buffer().div(dist.get_world_size())  # a new tensor: the DDP must use the hook's result
         return dist.all_reduce(averaged, async_op=True).get_future().then(lambda fut: fut.value()[0])
 
-    ddp.register_comm_hook(None, record)
+    ddp.register_comm_hook(registered, record)
 
 
 # -- the training scenario -----------------------------------------------------------------------------------
@@ -176,7 +190,8 @@ def _train(impl: str, model: str, steps: int = 3, seed_per_rank: bool = False, d
            hook: str | None = None, accumulate: int = 1, no_sync: str = "forward", use_b: str = "all",
            lr: float = 0.05, tensors: bool = False, hold_back: bool = False, hold_timeout_s: float = 10.0,
            bucket_indices: list | None = None, progress: dict | None = None, subgroups: list | None = None,
-           buffers_per_rank: bool = False, no_grad_forward: bool = False, seed: int = 0) -> dict:
+           buffers_per_rank: bool = False, no_grad_forward: bool = False, seed: int = 0, set_to_none: bool = False,
+           eval_mode: bool = False) -> dict:
     """Train ``steps`` SGD steps and record what the DDP did.
 
     accumulate: micro-batches per step; all but the last run under ``no_sync`` as chosen by ``no_sync``:
@@ -184,7 +199,7 @@ def _train(impl: str, model: str, steps: int = 3, seed_per_rank: bool = False, d
       "never" does not use no_sync at all, "nested": as "forward", but an inner no_sync() is entered and left
       first (the forward then runs in the outer one), and before the last micro-batch a no_sync() block is left
       by an exception (the last forward is outside again).
-    use_b: for the "branchy" model, which ranks use branch b: "all", "none" or "rank0".
+    use_b: for the "branchy" and "edges" models, which ranks use branch b: "all", "none" or "rank0".
     tensors: also return the final parameters (for comparisons within a tolerance, world size 3).
     hold_back: in the second step, rank 1 holds back its first all-reduce until rank 0's backward has
       computed every gradient (see ``ReadyProbe``), for at most ``hold_timeout_s`` (the runner derives it
@@ -196,6 +211,10 @@ def _train(impl: str, model: str, steps: int = 3, seed_per_rank: bool = False, d
     buffers_per_rank: every rank's buffers differ before the DDP is built (rank r adds r to them).
     no_grad_forward: each micro-batch starts with a forward under torch.no_grad() (an evaluation).
     seed: the model's weights and the data are drawn from it (the hidden inputs use seeds no one knows in advance).
+    set_to_none: zero the gradients as optimizer.zero_grad() does by default, setting every .grad to None before
+      each step (otherwise .grad is set to None before step 1 only, then zeroed in place: the same tensors).
+    eval_mode: even-numbered steps train after ddp.eval() (BatchNorm then uses its running statistics), the
+      others after ddp.train(): DDP synchronises in either mode.
     """
     from minddp import models
     rank = dist.get_rank()
@@ -223,17 +242,20 @@ def _train(impl: str, model: str, steps: int = 3, seed_per_rank: bool = False, d
                               "buffers_at_start": digest(dict(module.named_buffers()))}
     if impl == "torch":
         record["driver_buckets"] = torch_buckets(module, ddp_kwargs or {})
+        record["planned_allreduces"] = planned_allreduces(module, record["driver_buckets"], hook)
     bucket_log: list = []
     if hook:
         install_hook(impl, ddp, hook, names, bucket_log)
     optimizer = torch.optim.SGD(module.parameters(), lr=lr)
     forward_kwargs = {}
-    if model == "branchy":
+    if model in ("branchy", "edges"):
         forward_kwargs["use_b"] = use_b == "all" or (use_b == "rank0" and rank == 0)
     probe = ReadyProbe(module, hold_back, hold_timeout_s)
     for step in range(steps):
         progress["step"] = step + 1
-        optimizer.zero_grad(set_to_none=False if step else True)
+        optimizer.zero_grad(set_to_none=set_to_none or step == 0)
+        if eval_mode:
+            ddp.train(step % 2 == 0)  # steps 2, 4, ... in eval mode
         grads_before = {n: (p.grad, p.grad.data_ptr()) for n, p in module.named_parameters() if p.grad is not None}
         entry: dict[str, Any] = {"forward": [], "backward": [], "buffers": []}
         step_mark = collective_mark()
@@ -393,6 +415,20 @@ def process_group_cases(envs: list[dict] = (), invalid: list[dict] = (), layouts
             "torchrun": [outcome(lambda a=a: pg.torchrun_env(*a)) for a in torchrun]}
 
 
+def broadcast_values(src: int, subgroups: list | None = None) -> dict:
+    """Your ``broadcast_tensors(tensors, group, src)`` on tensors of three dtypes, each rank's filled with its
+    global rank + 1: the global ranks whose values this rank holds afterwards (one, the group's rank ``src``)."""
+    from minddp.ddp import broadcast_tensors
+    rank, group = dist.get_rank(), None
+    for ranks in subgroups or []:  # every rank creates every group, in the same order
+        created = dist.new_group(ranks)
+        group = created if rank in ranks else group
+    tensors = [torch.full((3,), rank + 1.0), torch.full((2, 2), rank + 1.0, dtype=torch.float64),
+               torch.full((4,), rank + 1, dtype=torch.int64), torch.full((5,), rank + 1.0)]
+    broadcast_tensors(tensors, group, src=src)
+    return {"from": sorted({int(v) - 1 for t in tensors for v in t.flatten().tolist()})}
+
+
 def reverse_orders(counts: list[int]) -> list[dict]:
     """bucketing.reverse_order(n) for each n (a value that is not a list is shown as its repr)."""
     from minddp import bucketing
@@ -405,12 +441,15 @@ def reverse_orders(counts: list[int]) -> list[dict]:
 
 
 def bucket_cases(cases: list[dict], reference: bool = False) -> list[dict]:
-    """Each case: sizes (elements), dtypes, limits (bytes), optional order. ``reference``: torch's answer."""
+    """Each case: sizes (elements), dtypes, limits (bytes), optional order and devices ("meta" unless given: no
+    memory; "cpu" beside it makes a second device). ``reference``: torch's answer."""
     from minddp import bucketing
 
     outcomes = []
     for case in cases:
-        tensors = [torch.empty(n, dtype=getattr(torch, d), device="meta") for n, d in zip(case["sizes"], case["dtypes"], strict=True)]
+        devices = case.get("devices") or ["meta"] * len(case["sizes"])
+        tensors = [torch.empty(n, dtype=getattr(torch, d), device=v)
+                   for n, d, v in zip(case["sizes"], case["dtypes"], devices, strict=True)]
         order = case.get("order") or list(range(len(tensors) - 1, -1, -1))
         if reference:
             outcomes.append(outcome(lambda t=tensors, o=order, c=case: dist._compute_bucket_assignment_by_size(
@@ -450,10 +489,13 @@ def usage_counts(steps: int = 3) -> dict:
     module = models.build("branchy")
     ddp = DistributedDataParallel(module, bucket_cap_mb=0, find_unused_parameters=True)
     returned: list = []
+    kept: list = []  # whether each call left self.local_used as it was
     all_reduce_usage = ddp.reducer.all_reduce_usage
 
     def recording():
+        before = ddp.reducer.local_used.clone()
         counts = all_reduce_usage()
+        kept.append(bool(torch.equal(before, ddp.reducer.local_used)))
         returned.append([int(c) for c in (counts.tolist() if isinstance(counts, torch.Tensor) else counts)])
         return counts
 
@@ -461,7 +503,7 @@ def usage_counts(steps: int = 3) -> dict:
     for step in range(steps):
         models.loss_fn(ddp(models.batch("branchy", rank, step), use_b=rank <= step)).backward()
     names = {id(p): n for n, p in module.named_parameters()}
-    return {"names": [names[id(p)] for p in ddp.reducer.params], "counts": returned}
+    return {"names": [names[id(p)] for p in ddp.reducer.params], "counts": returned, "local_used_kept": kept}
 
 
 def answers(names: list[str]) -> dict:

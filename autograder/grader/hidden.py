@@ -19,6 +19,7 @@ from grading import part2, part5, part6
 from grading.checks import ANSWER, NONE, Run, train
 from grading.part1 import env, env_run, invalid_run, layout_run
 from grading.part2 import bucket_run, case, reverse_order_run
+from grading.part3 import EDGES
 from grading.part5 import call, simulator_cases, timeline_run
 
 # -- Part 1 ------------------------------------------------------------------------------------------------
@@ -77,7 +78,9 @@ FIRST_LIMIT = [case([1] * 12, [4, 16]), case([8, 2, 2, 8, 1, 1], [4, 24]), case(
 DTYPES = [case([2, 1, 2, 1, 3], [16], ["float32", "float64", "float32", "float64", "float16"]),
           case([4, 4, 4, 4, 4, 4], [8, 24], ["bfloat16", "float32"] * 3),
           case([2, 3, 5, 7], [20], order=[0, 1, 2, 3]),
-          case([3, 6, 3, 6, 3], [12], ["float32", "float16", "float32", "float16", "float32"])]  # sealed in turn
+          case([3, 6, 3, 6, 3], [12], ["float32", "float16", "float32", "float16", "float32"]),  # sealed in turn
+          case([1, 1, 1, 1, 2, 2], [8], devices=["cpu", "meta", "meta", "cpu", "cpu", "meta"]),
+          case([1, 0, 3, 0, 2], [4], ["float32", "float64", "float32", "float64", "float32"])]
 
 
 R2_REVERSE = rng("2.1/reverse")
@@ -152,6 +155,100 @@ def hidden_train(number: str, impl: str, label: str, **kwargs) -> tuple[Run]:
 
 
 MLP = "6 x Linear(512, 512)"
+
+
+# -- Differential runs: random configurations of the space the handout allows -------------------------------
+# Each is run on torch's DDP and on the submission, and compared as the check compares its own inputs (every value
+# bit for bit, the first backward's all-reduces, the construction's broadcasts). The label names the features a
+# configuration combines (never its values): a failure tells the student which kind of input differed, and the
+# staff-only entry has the whole configuration.
+
+# The largest gradient of each model, in MiB: bucket caps are drawn around it (test_grader_units checks the table).
+LARGEST_MIB = {"mlp": 1.0, "convbn": 0.0044, "tied": 0.0078, "frozen": 0.0156, "mixed": 0.0176, "twobranch": 0.0156,
+               "many_small": 0.0039, "edges": 0.0039}
+MODEL_WORDS = {"mlp": MLP, "convbn": "Conv + BatchNorm (buffers)", "tied": "the tied model",
+               "frozen": "an MLP with frozen layers", "mixed": "the mixed-dtype model",
+               "twobranch": "two branches computed in a different order on each rank",
+               "many_small": "48 x Linear(32, 32)", "edges": EDGES}
+
+
+def random_limits(r: random.Random, model: str) -> tuple[dict, str]:
+    """Bucket limits around the model's largest gradient: one bucket per tensor, one cap, a first and a later
+    limit, or torch's defaults."""
+    largest, kind = LARGEST_MIB[model], r.choice(["zero", "cap", "caps", "default"])
+    if kind == "zero":
+        return {"bucket_cap_mb": 0}, "one bucket per tensor"
+    if kind == "cap":
+        return {"bucket_cap_mb": round(largest * 2 ** r.uniform(-1, 3), 6)}, "a random bucket cap"
+    if kind == "caps":
+        first, later = sorted(round(largest * 2 ** r.uniform(-1.5, 3), 6) for _ in range(2))
+        return {"bucket_cap_mb_list": [first, later]}, "random first and later limits"
+    return {}, "torch's default limits"
+
+
+SAME_READY_ORDER = ("mlp", "many_small", "mixed", "tied", "frozen")  # gradients ready in reverse parameter order
+FLAGS = ("set_to_none", "hook", "late", "subgroups", "seed_per_rank", "accumulate", "no_grad_forward", "eval_mode",
+         "buffers")
+
+
+def random_config(r: random.Random, impl: str, model: str, on: set[str]) -> tuple[dict, str]:
+    """One configuration of ``model`` for ``impl`` ("reducer": your Reducer through the driver, which neither
+    broadcasts nor knows no_sync; "minddp": your DDP) with the features ``on``: the kwargs of ``train``, and the
+    words naming its features."""
+    limits, words = random_limits(r, model)
+    kwargs: dict = {"model": model, "steps": r.randint(2, 3), "ddp_kwargs": limits, "seed": r.randrange(1, 2**31),
+                    "lr": round(r.uniform(0.01, 0.2), 4)}
+    features = [MODEL_WORDS[model], words]
+
+    def feature(flag: str, text: str, **more) -> None:
+        if flag in on:
+            kwargs.update(more)
+            features.append(text)
+
+    feature("set_to_none", ".grad set to None before each step", set_to_none=True)
+    # A recording hook's buckets are compared from iteration 2, after torch rebuilds its buckets in the observed
+    # ready order: only where that order is the reverse one. The hooks reduce over the world (their state is
+    # None), whose sum is exact only on 2 ranks: none on 3 ranks as process groups.
+    hook = r.choice(["fp16", "record"] if impl == "reducer" and model in SAME_READY_ORDER else ["fp16"])
+    if "subgroups" not in on:
+        feature("hook", {"fp16": "fp16_compress_hook", "record": "a recording comm hook"}[hook], hook=hook)
+    if impl == "reducer":
+        feature("late", "works completing out of order", backend="late")
+        return kwargs, ", ".join(features)
+    groups = r.choice([[[0], [1, 2]], [[0, 1], [2]], [[0, 2], [1]]])
+    feature("subgroups", f"3 ranks as process groups {' and '.join(str(set(g)) for g in groups)}", world_size=3,
+            subgroups=groups)
+    feature("seed_per_rank", "a different seed on each rank", seed_per_rank=True)
+    accumulate, how = r.randint(2, 3), r.choice(["forward", "nested"])
+    feature("accumulate", f"{accumulate} micro-batches per step" + (", nested no_sync()" if how == "nested" else ""),
+            accumulate=accumulate, no_sync=how)
+    feature("no_grad_forward", "forwards under torch.no_grad() between", no_grad_forward=True)
+    feature("eval_mode", "every other step after ddp.eval()", eval_mode=True)
+    if model == "convbn":
+        if r.random() < 0.3:
+            feature("buffers", "broadcast_buffers=False", ddp_kwargs={**limits, "broadcast_buffers": False})
+        else:
+            feature("buffers", "different buffers on each rank", buffers_per_rank=True)
+    return kwargs, ", ".join(features)
+
+
+def random_runs(number: str, impl: str, count: int) -> tuple[Run, ...]:
+    """``count`` random configurations for check ``number``, drawn from the secret: each a different model, and
+    each feature in about half of them (so that every feature is exercised, alone and with others)."""
+    r = rng(number + "/random")
+    models = ["tied", "mixed", "frozen", "twobranch", "many_small", "edges"] + (["convbn"] if impl == "minddp" else [])
+    models = r.sample(models, count - 1) + ["mlp"]  # the large model once: it costs the most
+    on: list[set[str]] = [set() for _ in range(count)]
+    for flag in FLAGS:
+        for i in r.sample(range(count), (count + r.randint(0, 1)) // 2):
+            on[i].add(flag)
+    runs = []
+    for i, (model, flags) in enumerate(zip(models, on)):
+        kwargs, words = random_config(r, impl, model, flags)
+        runs.append(train(impl, f"random configuration {i + 1}: {words}", **kwargs))
+    return tuple(runs)
+
+
 HIDDEN: dict[str, tuple[Run, ...]] = {
     "1.1": (env_run(VALID + VALID_RANDOM, "other valid environments"),),
     "1.2": (invalid_run(INVALID + INVALID_RANDOM, VALID + VALID_RANDOM, "other invalid environments (and valid ones)"),),
@@ -163,12 +260,18 @@ HIDDEN: dict[str, tuple[Run, ...]] = {
     "2.3": (_buckets(FIRST_LIMIT + secret_cases("2.3", 40), "other limits, and random cases"),),
     "2.4": (_buckets(DTYPES + secret_cases("2.4", 40), "other dtypes and orders, and random cases"),),
     "2.5": (_buckets(secret_cases("2.5", 1500), "1,500 other random cases"),),
-    "3.1": hidden_train("3.1", "reducer", f"{MLP}, a random bucket cap, lr 0.1", model="mlp", steps=4, lr=0.1,
-                        ddp_kwargs={"bucket_cap_mb": cap("3.1", 0.3, 1.2)}),
+    "3.1": (*hidden_train("3.1", "reducer", f"{MLP}, a random bucket cap, lr 0.1", model="mlp", steps=4, lr=0.1,
+                          ddp_kwargs={"bucket_cap_mb": cap("3.1", 0.3, 1.2)}),
+            *hidden_train("3.1", "reducer", "the mixed-dtype model, a random bucket cap, .grad set to None before each "
+                          "step", model="mixed", steps=3, set_to_none=True,
+                          ddp_kwargs={"bucket_cap_mb": cap("3.1/none", 0.005, 0.03)})),
     "3.2": hidden_train("3.2", "reducer", "48 x Linear(32, 32), bucket_cap_mb=0, works completing out of order",
                         model="many_small", steps=3, ddp_kwargs={"bucket_cap_mb": 0}, backend="late"),
-    "3.3": hidden_train("3.3", "reducer", "the mixed-dtype model, bucket_cap_mb=100", model="mixed", steps=3,
-                        ddp_kwargs={"bucket_cap_mb": 100}),
+    "3.3": (*hidden_train("3.3", "reducer", "the mixed-dtype model, bucket_cap_mb=100", model="mixed", steps=3,
+                          ddp_kwargs={"bucket_cap_mb": 100}),
+            *hidden_train("3.3", "reducer", f"{EDGES}, a random bucket cap", model="edges", steps=3,
+                          ddp_kwargs={"bucket_cap_mb": cap("3.3/edges", 0.001, 0.006)}),
+            *random_runs("3.3", "reducer", 4)),
     "3.4": hidden_train("3.4", "reducer", "the tied model, one bucket per tensor", model="tied", steps=4,
                         ddp_kwargs={"bucket_cap_mb": 0}),
     "3.5": hidden_train("3.5", "reducer", "the mixed-dtype model, random first and later limits", model="mixed",
@@ -182,9 +285,12 @@ HIDDEN: dict[str, tuple[Run, ...]] = {
                         hold_back=True),
     "3.9": hidden_train("3.9", "reducer", "two branches, one bucket per tensor", model="twobranch", steps=3,
                         ddp_kwargs={"bucket_cap_mb": 0}),
-    "3.10": hidden_train("3.10", "reducer", "48 x Linear(32, 32) on 3 ranks, random first and later limits",
-                         world_size=3, model="many_small", steps=3,
-                         ddp_kwargs={"bucket_cap_mb_list": caps("3.10", 0.004, 0.025)}, tensors=True),
+    "3.10": (*hidden_train("3.10", "reducer", "48 x Linear(32, 32) on 3 ranks, random first and later limits",
+                           world_size=3, model="many_small", steps=3,
+                           ddp_kwargs={"bucket_cap_mb_list": caps("3.10", 0.004, 0.025)}, tensors=True),
+             *hidden_train("3.10", "reducer", "the tied model, 3 ranks as process groups {0, 2} and {1}, a random "
+                           "bucket cap", world_size=3, model="tied", steps=3, subgroups=[[0, 2], [1]],
+                           ddp_kwargs={"bucket_cap_mb": cap("3.10/groups", 0.002, 0.01)})),
     "3.11": hidden_train("3.11", "reducer", "48 x Linear(32, 32), random first and later limits, a recording hook",
                          model="many_small", steps=3, hook="record",
                          ddp_kwargs={"bucket_cap_mb_list": caps("3.11", 0.004, 0.025)}),
@@ -194,9 +300,15 @@ HIDDEN: dict[str, tuple[Run, ...]] = {
                           steps=2, seed_per_rank=True, ddp_kwargs={"bucket_cap_mb": cap("4.1", 0.5, 2.0)}),
             *hidden_train("4.1", "minddp", "an MLP with two frozen layers, a different seed on each rank, a random "
                           "bucket cap", model="frozen", steps=2, seed_per_rank=True,
-                          ddp_kwargs={"bucket_cap_mb": cap("4.1/frozen", 0.005, 0.05)})),
-    "4.2": hidden_train("4.2", "minddp", "Conv + BatchNorm, a random bucket cap", model="convbn", steps=4,
-                        ddp_kwargs={"bucket_cap_mb": cap("4.2", 0.005, 0.02)}),
+                          ddp_kwargs={"bucket_cap_mb": cap("4.1/frozen", 0.005, 0.05)}),
+            *hidden_train("4.1", "minddp", f"{EDGES}, a different seed on each rank, one bucket per tensor",
+                          model="edges", steps=2, seed_per_rank=True, ddp_kwargs={"bucket_cap_mb": 0}),
+            Run("broadcast_values", {"src": 1, "subgroups": [[1], [0, 2]]}, world_size=3, ref=NONE,
+                label="broadcast_tensors(..., src=1) on another process group"),
+            Run("broadcast_values", {"src": 2}, world_size=3, ref=NONE, label="broadcast_tensors(..., src=2) on 3 ranks"),
+            *random_runs("4.1", "minddp", 4)),
+    "4.2": hidden_train("4.2", "minddp", "Conv + BatchNorm, a random bucket cap, steps 2 and 4 after ddp.eval()",
+                        model="convbn", steps=4, eval_mode=True, ddp_kwargs={"bucket_cap_mb": cap("4.2", 0.005, 0.02)}),
     "4.3": hidden_train("4.3", "minddp", "the tied model, 3 micro-batches per step, a random bucket cap", model="tied",
                         steps=2, accumulate=3, ddp_kwargs={"bucket_cap_mb": cap("4.3", 0.002, 0.01)}),
     "4.4": hidden_train("4.4", "minddp", f"{MLP}, no_sync around backward only, a random bucket cap", model="mlp",
@@ -220,12 +332,22 @@ HIDDEN: dict[str, tuple[Run, ...]] = {
        for check in part6.ANSWER_CHECKS},
     "A.1": hidden_train("A.1", "minddp", "branch b unused everywhere, one bucket per tensor", model="branchy",
                         steps=3, use_b="none", ddp_kwargs={"bucket_cap_mb": 0, "find_unused_parameters": True}),
-    "A.2": hidden_train("A.2", "minddp", "branch b used on rank 0 only, one bucket per tensor", model="branchy",
-                        steps=3, use_b="rank0", ddp_kwargs={"bucket_cap_mb": 0, "find_unused_parameters": True}),
+    "A.2": (*hidden_train("A.2", "minddp", "branch b used on rank 0 only, one bucket per tensor", model="branchy",
+                          steps=3, use_b="rank0", ddp_kwargs={"bucket_cap_mb": 0, "find_unused_parameters": True}),
+            *hidden_train("A.2", "minddp", f"{EDGES}, branch b used on rank 0 only, 2 micro-batches per step, .grad "
+                          "set to None before each step, a random bucket cap", model="edges", steps=3, use_b="rank0",
+                          accumulate=2, set_to_none=True,
+                          ddp_kwargs={"bucket_cap_mb": cap("A.2", 0.001, 0.006), "find_unused_parameters": True})),
     "A.3": (*hidden_train("A.3", "minddp", "branch b used on rank 0 only", model="branchy", steps=2, use_b="rank0",
                           ddp_kwargs={"find_unused_parameters": True}),
-            Run("usage_counts", {"steps": 2}, world_size=2, ref=NONE, label="2 ranks, branch b used by 1, then 2"),),
-    "B.1": hidden_train("B.1", "minddp", "two branches, random first and later limits", model="twobranch", steps=3,
-                        hook="record", ddp_kwargs={"bucket_cap_mb_list": caps("B.1", 0.0015, 0.025),
-                                                   "rebuild_buckets": True}),
+            Run("usage_counts", {"steps": 2}, world_size=2, ref=NONE, label="2 ranks, branch b used by 1, then 2"),
+            *hidden_train("A.3", "minddp", "branch b used on rank 0 only, 3 ranks as process groups {0, 1} and {2}",
+                          world_size=3, model="branchy", steps=2, use_b="rank0", subgroups=[[0, 1], [2]],
+                          ddp_kwargs={"find_unused_parameters": True})),
+    "B.1": (*hidden_train("B.1", "minddp", "two branches, random first and later limits", model="twobranch", steps=3,
+                          hook="record", ddp_kwargs={"bucket_cap_mb_list": caps("B.1", 0.0015, 0.025),
+                                                     "rebuild_buckets": True}),
+            *hidden_train("B.1", "minddp", "an MLP with two frozen layers, random first and later limits", model="frozen",
+                          steps=3, hook="record", ddp_kwargs={"bucket_cap_mb_list": caps("B.1/frozen", 0.005, 0.03),
+                                                              "rebuild_buckets": True})),
 }

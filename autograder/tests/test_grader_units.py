@@ -476,3 +476,27 @@ def test_a_release_json_from_the_upload_is_read_as_data_only():
     for junk in (b"\xff\xfe", b"[1, 2]", b"{", b""):
         assert version.theirs(Upload({"release.json": junk})).version is None
     assert version.theirs(Upload({})).version is None
+
+
+def test_random_configurations_draw_caps_around_each_models_largest_gradient():
+    """hidden.LARGEST_MIB is the models' own largest gradient (so the caps drawn around it split real models)."""
+    from grader import hidden
+    from minddp import models
+    for name, mib in hidden.LARGEST_MIB.items():
+        largest = max(p.numel() * p.element_size() for p in models.build(name).parameters()) / 2**20
+        assert abs(largest - mib) <= 0.01 * largest, (name, largest, mib)
+
+
+def test_random_configurations_exercise_every_feature_and_name_it():
+    """Across the hidden random configurations, every feature is on somewhere; each label names what is on."""
+    from grader import hidden
+    runs = [run for number in ("3.3", "4.1") for run in HIDDEN[number] if run.label.startswith("random configuration")]
+    assert len(runs) == 8
+    used = {key for run in runs for key in run.kwargs}
+    assert {"set_to_none", "hook", "backend", "subgroups", "seed_per_rank", "accumulate", "no_grad_forward",
+            "eval_mode"} <= used
+    for run in runs:
+        assert hidden.MODEL_WORDS[run.kwargs["model"]] in run.label
+        for key, words in (("set_to_none", "set to None"), ("eval_mode", "ddp.eval()"), ("subgroups", "process groups"),
+                           ("accumulate", "micro-batches"), ("no_grad_forward", "torch.no_grad()")):
+            assert (key in run.kwargs) == (words in run.label), (key, run.label)

@@ -7,9 +7,17 @@ Every run trains the same model twice, with torch's DDP and with your Reducer dr
 from __future__ import annotations
 
 from grading.checks import Check, Failure, Outcome, fail, train
-from grading.compare import ascii_overlap, close_training, same_allreduces, same_training, side_by_side
+from grading.compare import (
+    ascii_overlap,
+    close_training,
+    planned_allreduces,
+    same_allreduces,
+    same_training,
+    side_by_side,
+)
 
 MLP = "6 x Linear(512, 512)"
+EDGES = "the edges model (a transposed weight, an empty and a 0-dim parameter, a dict of outputs)"
 SUBGROUPS = [[0], [1, 2]]  # a world of 3 split into two process groups: group {1, 2}'s rank 0 is global rank 1
 
 
@@ -62,7 +70,8 @@ def three_ranks(o: Outcome) -> None:
 BUCKET_FIELDS = {"is_last": "is_last() is true for the last bucket of the iteration, and only for it",
                  "dtype": "the buffer has its parameters' dtype",
                  "elements": "the buffer holds exactly the bucket's parameters",
-                 "values": "the buffer holds the raw gradients, copied in unscaled: averaging is the hook's job"}
+                 "values": "the buffer holds the raw gradients, copied in unscaled: averaging is the hook's job",
+                 "state": "the hook is called with the state registered with it: hook(state, bucket)"}
 
 
 def bucket_records(o: Outcome, section: str = "3") -> None:
@@ -81,10 +90,21 @@ def bucket_records(o: Outcome, section: str = "3") -> None:
                         seen = {"is_last": f"is_last() {m[2].get(key)} where torch's gives {t[2][key]}",
                                 "dtype": f"a {m[2].get(key)} buffer where torch's is {t[2][key]}",
                                 "elements": f"a buffer of {m[2].get(key)} elements where torch's has {t[2][key]}",
-                                "values": "a buffer whose values differ from torch's"}[key]
+                                "values": "a buffer whose values differ from torch's",
+                                "state": "a state other than the object registered with it"}[key]
                         fail(f"rank {rank}, iteration {step + 1}, bucket {t[0]}: the comm hook saw {seen}; "
                              f"{rule} (handout §{section}).")
     same_training(o, section)
+
+
+def same_run(o: Outcome) -> None:
+    """Every observable of a run: the first backward's all-reduces (torch rebuilds its buckets after it), what a
+    recording comm hook saw, and every value, bit for bit."""
+    planned_allreduces(o, "3")
+    if o.run.kwargs.get("hook") == "record":
+        bucket_records(o)
+    else:
+        same_training(o)
 
 
 def launch_order(o: Outcome) -> None:
@@ -134,17 +154,22 @@ def overlap(o: Outcome) -> None:
 
 CHECKS = [
     Check("3.1", "one bucket per layer: bit for bit equal to torch DDP", weight=4, section="3",
-          runs=(train("reducer", f"{MLP}, bucket_cap_mb=1", model="mlp", steps=3, ddp_kwargs={"bucket_cap_mb": 1}),),
+          runs=(train("reducer", f"{MLP}, bucket_cap_mb=1", model="mlp", steps=3, ddp_kwargs={"bucket_cap_mb": 1}),
+                train("reducer", f"{MLP}, bucket_cap_mb=1, every .grad set to None before each step (zero_grad()'s "
+                      "default)", model="mlp", steps=3, ddp_kwargs={"bucket_cap_mb": 1}, set_to_none=True)),
           compare=grads_in_place),
     Check("3.2", "one bucket per tensor: bit for bit equal to torch DDP", weight=2, section="3",
           runs=(train("reducer", f"{MLP}, bucket_cap_mb=0", model="mlp", steps=3, ddp_kwargs={"bucket_cap_mb": 0}),
                 train("reducer", f"{MLP}, bucket_cap_mb=0, works completing out of order", model="mlp", steps=3,
                       ddp_kwargs={"bucket_cap_mb": 0}, backend="late")),
           compare=any_completion_order),
-    Check("3.3", "a single bucket, and torch's default limits: bit for bit equal to torch DDP", weight=1, section="3",
+    Check("3.3", "a single bucket, torch's default limits, parameters of every shape: bit for bit equal to torch DDP",
+          weight=1, section="3",
           runs=(train("reducer", f"{MLP}, bucket_cap_mb=100", model="mlp", steps=3, ddp_kwargs={"bucket_cap_mb": 100}),
-                train("reducer", f"{MLP}, default bucket limits", model="mlp", steps=3)),
-          compare=same_training),
+                train("reducer", f"{MLP}, default bucket limits", model="mlp", steps=3),
+                train("reducer", f"{EDGES}, one bucket per tensor, .grad set to None before each step", model="edges",
+                      steps=3, ddp_kwargs={"bucket_cap_mb": 0}, set_to_none=True)),
+          compare=same_run),
     Check("3.4", "a parameter used twice (tied embedding) is counted once per backward", weight=2, section="3",
           runs=(train("reducer", "the tied model, bucket_cap_mb=0.005", model="tied", steps=3,
                       ddp_kwargs={"bucket_cap_mb": 0.005}),),

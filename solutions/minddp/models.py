@@ -115,6 +115,31 @@ class Branchy(nn.Module):
         return self.c(x)
 
 
+class Edges(nn.Module):
+    """Parameters at the edges of what DDP must handle, and a forward that returns a dict.
+
+    ``t`` is a transposed weight (not contiguous: its gradient has the same strides, so ``.view(-1)`` on it fails),
+    ``empty`` has no elements (torch buckets it like any other tensor), ``scale`` is a scalar (0-dim), and ``b``
+    is used only when asked (``use_b``). The outputs come back in a dict: whatever looks for used parameters must
+    walk containers.
+    """
+
+    def __init__(self, width: int = 16):
+        super().__init__()
+        self.a = nn.Linear(width, width)
+        self.t = nn.Parameter(torch.randn(width, 2 * width).t())  # (2w, w) with strides (1, 2w)
+        self.empty = nn.Parameter(torch.zeros(0, width))
+        self.scale = nn.Parameter(torch.tensor(1.5))
+        self.b = nn.Linear(2 * width, 2 * width)
+        self.c = nn.Linear(2 * width, 4)
+
+    def forward(self, x: torch.Tensor, use_b: bool = True) -> dict[str, torch.Tensor]:
+        h = torch.relu(self.a(x)) @ self.t.t() * self.scale + self.empty.sum()
+        if use_b:
+            h = h + torch.relu(self.b(h))
+        return {"out": self.c(h), "hidden": h.mean(dim=1)}
+
+
 def many_small() -> nn.Module:
     """Many small tensors (48 LayerNorm-sized Linears): where bucketing matters most."""
     return MLP(layers=48, width=32)
@@ -129,10 +154,11 @@ MODELS: dict[str, Callable[[], nn.Module]] = {
     "twobranch": TwoBranch,
     "branchy": Branchy,
     "many_small": many_small,
+    "edges": Edges,
 }
 
 INPUT_SHAPES = {"mlp": (64, 512), "convbn": (8, 3, 8, 8), "frozen": (16, 64), "mixed": (16, 32),
-                "twobranch": (16, 64), "branchy": (16, 16), "many_small": (64, 32)}
+                "twobranch": (16, 64), "branchy": (16, 16), "many_small": (64, 32), "edges": (16, 16)}
 
 
 def build(name: str, seed: int = 0) -> nn.Module:
@@ -155,6 +181,8 @@ def batch(name: str, rank: int, step: int, batch_size: int | None = None, seed: 
     return x
 
 
-def loss_fn(output: torch.Tensor) -> torch.Tensor:
-    """A simple scalar loss (mean of squares) that touches every output."""
+def loss_fn(output: torch.Tensor | dict[str, torch.Tensor]) -> torch.Tensor:
+    """A simple scalar loss (mean of squares) that touches every output (each value of a dict)."""
+    if isinstance(output, dict):
+        return sum(loss_fn(value) for value in output.values())
     return output.float().pow(2).mean()
