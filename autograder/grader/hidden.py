@@ -243,7 +243,7 @@ def random_runs(number: str, impl: str, count: int) -> tuple[Run, ...]:
         for i in r.sample(range(count), (count + r.randint(0, 1)) // 2):
             on[i].add(flag)
     runs = []
-    for i, (model, flags) in enumerate(zip(models, on)):
+    for i, (model, flags) in enumerate(zip(models, on, strict=True)):
         kwargs, words = random_config(r, impl, model, flags)
         runs.append(train(impl, f"random configuration {i + 1}: {words}", **kwargs))
     return tuple(runs)

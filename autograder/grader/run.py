@@ -250,7 +250,7 @@ class Grader:
                     elif kind == "hidden":  # nothing of the inputs, or of the answers on them (settings: who sees it)
                         public = entries[-1] if entries and entries[-1].number == check.number else None
                         entry.output = note + hidden_message(check, failure, public)
-                        self.hidden_failures.append(f"{entry.number}: {failure.text}")
+                        self.hidden_failures.append(f"{entry.number} (the run: {failure.config}): {failure.text}")
                     else:
                         entry.output = note + failure.text
                 entries.append(entry)
@@ -314,8 +314,9 @@ class Grader:
                       group: str) -> Failed | None:
         for run in runs:
             verdict = self.verdict(check, run, variant, pools, group)
-            if verdict:
-                return verdict
+            if verdict:  # hidden labels name the kind of input, never its values: the student may see them
+                return Failed(verdict.text, f"{verdict.what} on {run.label}" if run.label else verdict.what,
+                              run.key())
         return None
 
     def verdict(self, check: Check, run: Run, variant: Variant, pools: dict, group: str) -> Failed | None:
@@ -456,6 +457,7 @@ class Failed:
 
     text: str
     what: str
+    config: str = ""  # the run's whole configuration (its key), for staff only
 
 
 def what_failed(error: ScenarioError) -> str:
