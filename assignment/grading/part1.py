@@ -117,7 +117,13 @@ def compare_launch(o: Outcome) -> None:
         # numbers each rank only learns when it starts, on Gradescope).
         expected = {"rank": rank, "world_size": nproc, "local_rank": rank, "node_rank": 0,
                     "sum": float(sum(values)), "dist_rank": rank, "backend": LAUNCH_BACKEND,
+                    "timeout_s": float(LAUNCH_TIMEOUT_S) if isinstance(report, dict) and report.get("timeout_s")
+                    is not None else None,  # None: this torch does not say
                     "left": True, "destroyed_twice": "did nothing"}
+        if isinstance(report, dict) and report.get("timeout_s") not in (None, float(LAUNCH_TIMEOUT_S)):
+            fail(f"rank {rank}: init_process_group(timeout={LAUNCH_TIMEOUT_S} s) joined a group whose collectives time "
+                 f"out after {report['timeout_s']:g} s: the timeout must be passed on to "
+                 "torch.distributed.init_process_group (handout §1)")
         if isinstance(report, dict) and report.get("backend") != LAUNCH_BACKEND:
             fail(f"rank {rank}: init_process_group(backend={LAUNCH_BACKEND!r}) joined a group whose backend is "
                  f"{report.get('backend')!r}: a given backend must be passed on unchanged to "
@@ -148,6 +154,7 @@ INVALID = [({**GOOD, "RANK": "two"}, "RANK"), ({**GOOD, "WORLD_SIZE": "0"}, "WOR
 # not; 65535 is, see the valid environments of 1.1 and 1.2); RANK == WORLD_SIZE is one too many (above: 8 of 8).
 EDGES = [({**GOOD, name: ""}, name) for name in GOOD] + [({**GOOD, "MASTER_PORT": "0"}, "MASTER_PORT"),
                                                        ({**GOOD, "MASTER_PORT": "65536"}, "MASTER_PORT")]
+LAUNCH_TIMEOUT_S = 97  # what the probe asks init_process_group for: unlike any default, so that one ignored shows
 LAUNCH_BACKEND = "cpu:gloo"  # what the probe passes to init_process_group: not what None would choose ("gloo")
 
 CHECKS = [

@@ -417,12 +417,15 @@ def process_group_cases(envs: list[dict] = (), invalid: list[dict] = (), layouts
 
 def broadcast_values(src: int, subgroups: list | None = None) -> dict:
     """Your ``broadcast_tensors(tensors, group, src)`` on tensors of three dtypes, each rank's filled with its
-    global rank + 1: the global ranks whose values this rank holds afterwards (one, the group's rank ``src``)."""
+    global rank + 1: the global ranks whose values this rank holds afterwards (one, the group's rank ``src``).
+    With ``subgroups``, a rank in none of them does not take part ("from": None)."""
     from minddp.ddp import broadcast_tensors
     rank, group = dist.get_rank(), None
     for ranks in subgroups or []:  # every rank creates every group, in the same order
         created = dist.new_group(ranks)
         group = created if rank in ranks else group
+    if subgroups and group is None:
+        return {"from": None}
     tensors = [torch.full((3,), rank + 1.0), torch.full((2, 2), rank + 1.0, dtype=torch.float64),
                torch.full((4,), rank + 1, dtype=torch.int64), torch.full((5,), rank + 1.0)]
     broadcast_tensors(tensors, group, src=src)

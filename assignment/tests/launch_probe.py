@@ -16,17 +16,21 @@ import sys
 
 
 def probe(report) -> None:
+    from datetime import timedelta
+
     import torch
     import torch.distributed as dist
 
+    from grading.part1 import LAUNCH_TIMEOUT_S
     from minddp.process_group import destroy_process_group, init_process_group
 
-    env = init_process_group(backend="cpu:gloo")  # gloo for CPU tensors, named so that a backend ignored shows
+    # gloo for CPU tensors, named so that a backend ignored shows; an unusual timeout, so that one ignored shows
+    env = init_process_group(backend="cpu:gloo", timeout=timedelta(seconds=LAUNCH_TIMEOUT_S))
     total = torch.tensor([float(os.environ.get("MINDDP_PROBE_VALUE", env.rank + 1))])
     dist.all_reduce(total)
     learned = {"rank": env.rank, "world_size": env.world_size, "local_rank": env.local_rank,
                "node_rank": env.node_rank, "sum": total.item(), "dist_rank": dist.get_rank(),
-               "backend": str(dist.get_backend())}
+               "backend": str(dist.get_backend()), "timeout_s": group_timeout_s()}
     destroy_process_group()
     learned["left"] = not dist.is_initialized()
     try:  # again, with no group left: it must do nothing
@@ -35,6 +39,17 @@ def probe(report) -> None:
     except Exception as error:
         learned["destroyed_twice"] = f"raised {type(error).__name__}: {error}"[:300]
     report(learned)
+
+
+def group_timeout_s() -> float | None:
+    """The timeout the default group's gloo backend was made with (what bounds every collective), if it says."""
+    import torch
+    import torch.distributed as dist
+    try:
+        backend = dist.distributed_c10d._get_default_group()._get_backend(torch.device("cpu"))
+        return backend.options._timeout.total_seconds()
+    except Exception:  # another backend, or another torch: nothing to compare
+        return None
 
 
 def run(send) -> None:

@@ -422,9 +422,10 @@ def test_a_self_test_case_skips_only_the_parts_graded_before_its_files():
 
 def launch_reports(met=None, **changes) -> list[dict]:
     """Check 1.4's reports of 2 ranks that did everything right (``changes``: what one did not)."""
-    from grading.part1 import LAUNCH_BACKEND
+    from grading.part1 import LAUNCH_BACKEND, LAUNCH_TIMEOUT_S
     return [{"rank": r, "world_size": 2, "local_rank": r, "node_rank": 0, "sum": 7.0, "dist_rank": r,
-             "backend": LAUNCH_BACKEND, "left": True, "destroyed_twice": "did nothing",
+             "backend": LAUNCH_BACKEND, "timeout_s": float(LAUNCH_TIMEOUT_S), "left": True,
+             "destroyed_twice": "did nothing",
              **({} if met is None else {"rendezvous": met}), **changes} for r in range(2)]
 
 
@@ -441,12 +442,15 @@ def test_check_1_4_believes_the_rendezvous_store_not_the_reports():
 
 
 def test_check_1_4_holds_destroy_process_group_to_its_contract():
-    """The probe leaves the job, then calls destroy_process_group() again with no group: it must do nothing."""
+    """The probe leaves the job, then calls destroy_process_group() again with no group: it must do nothing; the
+    timeout it asked init_process_group for is the group's."""
     from grading.checks import Failure, Outcome, Run
     from grading.part1 import compare_launch
     run, values = Run("launch", {"nproc": 2}), [3, 4]
     with pytest.raises(Failure, match="destroy_process_group\\(\\) must leave the job"):
         compare_launch(Outcome(run, launch_reports([0, 1], left=False), None, {}, {"values": values}))
+    with pytest.raises(Failure, match="joined a group whose collectives time out after 1800 s"):
+        compare_launch(Outcome(run, launch_reports([0, 1], timeout_s=1800.0), None, {}, {"values": values}))
     raised = "raised AssertionError: Process group cannot be None"
     with pytest.raises(Failure, match=f"with no process group initialised, {raised}; with no group it must do nothing"):
         compare_launch(Outcome(run, launch_reports([0, 1], destroyed_twice=raised), None, {}, {"values": values}))
