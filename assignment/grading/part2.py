@@ -143,7 +143,7 @@ def compare_reverse_orders(o: Outcome) -> None:
 
 def describe(c: dict) -> str:
     return (f"sizes (elements) {c['sizes']}, dtypes {c['dtypes']}, limits (bytes) {c['limits']}"
-            + (f", order {c['order']}" if "order" in c else ""))
+            + (f", order {c['order']}" if "order" in c else "") + (f", devices {c['devices']}" if "devices" in c else ""))
 
 
 def compare_buckets(rule: str):
@@ -157,7 +157,9 @@ def compare_buckets(rule: str):
         for groups_by, text in BY_GROUP.items():
             mistakes[text] = [[{"value": numbered_by_group(c, r["value"], groups_by)} if "value" in r else r
                                for c, r in zip(cases, o.ref[0], strict=True)]]
-        same_outcomes(Outcome(o.run, o.got, o.ref, mistakes), describe, f"(expected: torch's own assignment) {rule}")
+        # The rule is what the check's cases are built to test; the difference shown may break another one of §2.
+        same_outcomes(Outcome(o.run, o.got, o.ref, mistakes), describe,
+                      f"(expected: torch's own assignment) What this check's cases test: {rule}")
     return compare
 
 
