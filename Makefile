@@ -116,9 +116,9 @@ selftest: $(STAMP) ## the autograder on hostile submissions and mutants (SELFTES
 	$(PYTEST) -q autograder/tests/test_selftest.py autograder/tests/test_mutants.py
 	@$(TIMINGS) stop selftest
 
-staff-tools: $(STAMP) ## the staff tools end to end: the table of files each part reads (proven), make regrade
+staff-tools: $(STAMP) ## the staff tools end to end: the table of files each part reads (proven), make regrade; the random configurations of any secret
 	@$(TIMINGS) start staff-tools
-	$(PYTEST) -q autograder/tests/test_parts.py autograder/tests/test_regrade.py
+	$(PYTEST) -q autograder/tests/test_parts.py autograder/tests/test_regrade.py autograder/tests/test_random_configurations.py
 	@$(TIMINGS) stop staff-tools
 
 .PHONY: doors

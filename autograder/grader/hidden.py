@@ -232,10 +232,11 @@ def random_config(r: random.Random, impl: str, model: str, on: set[str]) -> tupl
     return kwargs, ", ".join(features)
 
 
-def random_runs(number: str, impl: str, count: int) -> tuple[Run, ...]:
-    """``count`` random configurations for check ``number``, drawn from the secret: each a different model, and
-    each feature in about half of them (so that every feature is exercised, alone and with others)."""
-    r = rng(number + "/random")
+def random_runs(number: str, impl: str, count: int, secret: str | None = None) -> tuple[Run, ...]:
+    """``count`` random configurations for check ``number``, drawn from the secret (the grader's, or ``secret``):
+    each a different model, and each feature in about half of them (every feature exercised, alone and with
+    others)."""
+    r = rng(number + "/random", secret)
     models = ["tied", "mixed", "frozen", "twobranch", "many_small", "edges"] + (["convbn"] if impl == "minddp" else [])
     models = r.sample(models, count - 1) + ["mlp"]  # the large model once: it costs the most
     on: list[set[str]] = [set() for _ in range(count)]
