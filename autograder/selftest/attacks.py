@@ -1264,9 +1264,10 @@ def answer_table() -> str:
     cases += part2.random_cases(seed=868, count=1500)
     table = {}
     for c in cases:
-        tensors = [torch.empty(n, dtype=getattr(torch, d), device="meta") for n, d in zip(c["sizes"], c["dtypes"],
-                                                                                          strict=True)]
-        key = repr((c["sizes"], c["dtypes"], c["limits"], c.get("order")))
+        devices = c.get("devices") or ["meta"] * len(c["sizes"])
+        tensors = [torch.empty(n, dtype=getattr(torch, d), device=v)
+                   for n, d, v in zip(c["sizes"], c["dtypes"], devices, strict=True)]
+        key = repr((c["sizes"], c["dtypes"], c.get("devices"), c["limits"], c.get("order")))
         try:
             table[key] = reference.compute_bucket_assignment(tensors, c["limits"], c.get("order"))
         except Exception:  # noqa: BLE001 - an input the reference refuses: not in the table
@@ -1282,6 +1283,7 @@ def reverse_order(num_params):  # the one line it is no harder to write than to 
 
 def compute_bucket_assignment(tensors, bucket_size_limits, order=None):
     key = repr(([t.numel() for t in tensors], [str(t.dtype).replace("torch.", "") for t in tensors],
+                None if all(t.device.type == "meta" for t in tensors) else [t.device.type for t in tensors],
                 list(bucket_size_limits), None if order is None else list(order)))
     return _TABLE[key]
 """
