@@ -667,6 +667,13 @@ class WorkerPool:
                     os.killpg(pid, signal.SIGKILL)
                 except (ProcessLookupError, PermissionError):
                     pass
+        # Wait until the server has reaped them: a killed process keeps its sockets (an abstract one, say) until
+        # it is gone, and the next pool of the same check must not meet them. (Bounded: a server that died
+        # reports nothing, and its workers are dead with it.)
+        deadline = time.monotonic() + 10.0
+        while time.monotonic() < deadline and self.server.alive() and \
+                any(self.server.exit_code(p) is None for p in self.pids):
+            self.server.collect(0.05)
         for inbox in self.inboxes:
             inbox.close()
         self.pids, self.inboxes = [], []

@@ -186,6 +186,7 @@ def random_limits(r: random.Random, model: str) -> tuple[dict, str]:
     return {}, "torch's default limits"
 
 
+RANDOM_LABEL = "random configuration"  # how their labels start: a failing one's is shown (features, not values)
 SAME_READY_ORDER = ("mlp", "many_small", "mixed", "tied", "frozen")  # gradients ready in reverse parameter order
 FLAGS = ("set_to_none", "hook", "late", "subgroups", "seed_per_rank", "accumulate", "no_grad_forward", "eval_mode",
          "buffers")
@@ -246,7 +247,7 @@ def random_runs(number: str, impl: str, count: int, secret: str | None = None) -
     runs = []
     for i, (model, flags) in enumerate(zip(models, on, strict=True)):
         kwargs, words = random_config(r, impl, model, flags)
-        runs.append(train(impl, f"random configuration {i + 1}: {words}", **kwargs))
+        runs.append(train(impl, f"{RANDOM_LABEL} {i + 1}: {words}", **kwargs))
     return tuple(runs)
 
 
@@ -306,7 +307,7 @@ HIDDEN: dict[str, tuple[Run, ...]] = {
                           model="edges", steps=2, seed_per_rank=True, ddp_kwargs={"bucket_cap_mb": 0}),
             Run("broadcast_values", {"src": 1, "subgroups": [[0, 2]]}, world_size=3, ref=NONE,
                 label="broadcast_tensors(..., src=1) on another process group"),
-            Run("broadcast_values", {"src": 2}, world_size=3, ref=NONE, label="broadcast_tensors(..., src=2) on 3 ranks"),
+            Run("broadcast_values", {"src": 2}, world_size=3, ref=NONE, label="broadcast_tensors(..., src=another rank) on 3 ranks"),
             *random_runs("4.1", "minddp", 4)),
     "4.2": hidden_train("4.2", "minddp", "Conv + BatchNorm, a random bucket cap, steps 2 and 4 after ddp.eval()",
                         model="convbn", steps=4, eval_mode=True, ddp_kwargs={"bucket_cap_mb": cap("4.2", 0.005, 0.02)}),

@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 HERE = os.path.dirname(os.path.abspath(__file__))
 
 from grader import jailtree, sandbox, settings, version  # noqa: E402
-from grader.hidden import HIDDEN  # noqa: E402
+from grader.hidden import HIDDEN, RANDOM_LABEL  # noqa: E402
 from grader.isolation import Isolation  # noqa: E402
 from grader.parts import BONUS_WORK, DEPENDS, PART_ORDER, in_scope  # noqa: E402
 from grader.reference import CACHE_NAME, ReferencePass  # noqa: E402
@@ -314,9 +314,9 @@ class Grader:
                       group: str) -> Failed | None:
         for run in runs:
             verdict = self.verdict(check, run, variant, pools, group)
-            if verdict:  # hidden labels name the kind of input, never its values: the student may see them
-                return Failed(verdict.text, f"{verdict.what} on {run.label}" if run.label else verdict.what,
-                              run.key())
+            if verdict:  # a random configuration's label names its features, never its values: shown to the student
+                shown = run.label.startswith(RANDOM_LABEL)
+                return Failed(verdict.text, f"{verdict.what} on {run.label}" if shown else verdict.what, run.key())
         return None
 
     def verdict(self, check: Check, run: Run, variant: Variant, pools: dict, group: str) -> Failed | None:
