@@ -649,8 +649,8 @@ class WorkerPool:
         """Called while waiting for ``rank``: a subclass may stop it (memory, output) by returning a failure."""
         return None
 
-    def close(self, graceful: bool = True) -> None:
-        """Stop every worker and reap it: idle workers leave on their own, the rest are killed."""
+    def close(self, graceful: bool = True, reap: bool = False) -> None:
+        """Stop every worker: idle workers leave on their own, the rest are killed (``reap``: and gone)."""
         if graceful:
             for inbox in self.inboxes:
                 try:
@@ -667,11 +667,10 @@ class WorkerPool:
                     os.killpg(pid, signal.SIGKILL)
                 except (ProcessLookupError, PermissionError):
                     pass
-        # Wait until the server has reaped them: a killed process keeps its sockets (an abstract one, say) until
-        # it is gone, and the next pool of the same check must not meet them. (Bounded: a server that died
-        # reports nothing, and its workers are dead with it.)
+        # With ``reap``, wait until the server has reaped them: a killed process keeps its sockets (an abstract
+        # one, say) until it is gone. (Bounded: a server that died reports nothing; its workers died with it.)
         deadline = time.monotonic() + 10.0
-        while time.monotonic() < deadline and self.server.alive() and \
+        while reap and time.monotonic() < deadline and self.server.alive() and \
                 any(self.server.exit_code(p) is None for p in self.pids):
             self.server.collect(0.05)
         for inbox in self.inboxes:

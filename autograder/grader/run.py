@@ -392,7 +392,7 @@ class Grader:
                      cap_mb: float) -> list:
         if run.world_size not in pools:
             for size in list(pools):  # one pool alive at a time: the pools of a check share the network namespace
-                pools.pop(size).close(graceful=False)  # (its abstract sockets), so one must be gone before the next
+                pools.pop(size).close(graceful=False, reap=True)  # (its abstract sockets): one is gone before the next
             pools[run.world_size] = GradingPool(self.server, run.world_size, paths=self.paths(variant),
                                                 env=self.worker_env(), setup=self.worker_setup(variant),
                                                 on_start=self.fresh_scratch, max_rss_mb=WORKER_MAX_RSS_MB,
