@@ -218,10 +218,7 @@ def _train(impl: str, model: str, steps: int = 3, seed_per_rank: bool = False, d
     """
     from minddp import models
     rank = dist.get_rank()
-    group = None
-    for ranks in subgroups or []:  # every rank creates every group, in the same order
-        created = dist.new_group(ranks)
-        group = created if rank in ranks else group
+    group = own_group(subgroups)
     module = models.build(model, seed=seed + (1000 + rank if seed_per_rank else 0))
     if buffers_per_rank:
         with torch.no_grad():
@@ -415,15 +412,22 @@ def process_group_cases(envs: list[dict] = (), invalid: list[dict] = (), layouts
             "torchrun": [outcome(lambda a=a: pg.torchrun_env(*a)) for a in torchrun]}
 
 
+def own_group(subgroups: list | None) -> Any:
+    """This rank's process group among ``subgroups`` (None if it is in none, or there are none). Every rank
+    creates every group, in the same order, as dist.new_group requires."""
+    rank, group = dist.get_rank(), None
+    for ranks in subgroups or []:
+        created = dist.new_group(ranks)
+        group = created if rank in ranks else group
+    return group
+
+
 def broadcast_values(src: int, subgroups: list | None = None) -> dict:
     """Your ``broadcast_tensors(tensors, group, src)`` on tensors of three dtypes, each rank's filled with its
     global rank + 1: the global ranks whose values this rank holds afterwards (one, the group's rank ``src``).
     With ``subgroups``, a rank in none of them does not take part ("from": None)."""
     from minddp.ddp import broadcast_tensors
-    rank, group = dist.get_rank(), None
-    for ranks in subgroups or []:  # every rank creates every group, in the same order
-        created = dist.new_group(ranks)
-        group = created if rank in ranks else group
+    rank, group = dist.get_rank(), own_group(subgroups)
     if subgroups and group is None:
         return {"from": None}
     tensors = [torch.full((3,), rank + 1.0), torch.full((2, 2), rank + 1.0, dtype=torch.float64),

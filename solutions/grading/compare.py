@@ -100,7 +100,7 @@ def elements_by_dtype(record: dict, step: int) -> dict[str, int]:
     counts: dict[str, int] = {}
     for c in record["steps"][step]["backward"][-1]:
         if c["op"] == "all_reduce" and c["dtypes"]:
-            counts[c["dtypes"][0]] = counts.get(c["dtypes"][0], 0) + (c["sizes"][0][0] if c["sizes"][0] else 0)
+            counts[c["dtypes"][0]] = counts.get(c["dtypes"][0], 0) + elements(c)
     return counts
 
 
@@ -181,8 +181,18 @@ def close_training(o: Outcome, rtol: float = 1e-6, atol: float = 1e-7) -> None:
 
 def allreduces(record: dict, step: int, micro: int = -1) -> list[str]:
     """'elements dtype' of each all-reduce in one backward, in launch order."""
-    return [f"{c['sizes'][0][0] if c['sizes'] and c['sizes'][0] else 0} {c['dtypes'][0] if c['dtypes'] else ''}"
-            for c in record["steps"][step]["backward"][micro] if c["op"] == "all_reduce"]
+    return [collective_text(c) for c in record["steps"][step]["backward"][micro] if c["op"] == "all_reduce"]
+
+
+def elements(collective: dict) -> int:
+    """Elements of a recorded collective's (first) input."""
+    sizes = collective["sizes"]
+    return sizes[0][0] if sizes and sizes[0] else 0
+
+
+def collective_text(collective: dict) -> str:
+    """'elements dtype' of a recorded collective, as the messages show it."""
+    return f"{elements(collective)} {collective['dtypes'][0] if collective['dtypes'] else ''}"
 
 
 def same_allreduces(o: Outcome, rule: str, first_step: int = 1) -> None:
@@ -199,7 +209,7 @@ def same_allreduces(o: Outcome, rule: str, first_step: int = 1) -> None:
                          + side_by_side(mine, theirs))
 
 
-def planned_allreduces(o: Outcome, section: str) -> None:
+def as_planned(o: Outcome, section: str) -> None:
     """The first synchronised backward launches one all-reduce per bucket of the handout's assignment, in index
     order (what torch's run records as planned: its own DDP uses one bucket in its first iteration)."""
     if o.run.kwargs.get("subgroups"):

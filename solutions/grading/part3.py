@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from grading.checks import Check, Failure, Outcome, fail, train
 from grading.compare import (
+    as_planned,
     ascii_overlap,
     close_training,
-    planned_allreduces,
     same_allreduces,
     same_training,
     side_by_side,
@@ -100,7 +100,7 @@ def bucket_records(o: Outcome, section: str = "3") -> None:
 def same_run(o: Outcome) -> None:
     """Every observable of a run: the first backward's all-reduces (torch rebuilds its buckets after it), what a
     recording comm hook saw, and every value, bit for bit."""
-    planned_allreduces(o, "3")
+    as_planned(o, "3")
     if o.run.kwargs.get("hook") == "record":
         bucket_records(o)
     else:

@@ -7,7 +7,7 @@ and compares them: values after every phase, and the collectives of each phase.
 from __future__ import annotations
 
 from grading.checks import NONE, Check, Outcome, Run, fail, train
-from grading.compare import planned_allreduces, same_allreduces, same_training, side_by_side
+from grading.compare import as_planned, collective_text, same_allreduces, same_training, side_by_side
 from grading.part3 import EDGES, SUBGROUPS, groups_text, on_process_groups
 
 CONVBN = "Conv + BatchNorm (buffers)"
@@ -20,8 +20,7 @@ def construction_collectives(record: dict, torch_ddp: bool = False) -> list[str]
     found = record["construct"]
     if torch_ddp and found[:1] and found[0]["op"] == "all_gather":
         found = found[2:]
-    return [f"{c['op']} {c['sizes'][0][0] if c['sizes'] and c['sizes'][0] else 0} {c['dtypes'][0] if c['dtypes'] else ''}"
-            for c in found]
+    return [f"{c['op']} {collective_text(c)}" for c in found]
 
 
 def same_construction(o: Outcome) -> None:
@@ -35,9 +34,8 @@ def same_construction(o: Outcome) -> None:
                  "shapes agree is left out.)\n" + side_by_side(mine, theirs))
 
 
-def broadcast_from_src(o: Outcome) -> None:
+def broadcast_from_src(o: Outcome, groups: list) -> None:
     """broadcast_tensors(tensors, group, src): every rank of the group ends with the values of the group's rank src."""
-    groups = o.run.kwargs.get("subgroups") or [list(range(len(o.got)))]
     src = o.run.kwargs["src"]
     for ranks in groups:
         for rank in ranks:
@@ -49,9 +47,9 @@ def broadcast_from_src(o: Outcome) -> None:
 
 
 def construction(o: Outcome) -> None:
-    if o.run.fn == "broadcast_values":
-        return broadcast_from_src(o)
     groups = o.run.kwargs.get("subgroups") or [list(range(len(o.got)))]
+    if o.run.fn == "broadcast_values":
+        return broadcast_from_src(o, groups)
     for ranks in groups:
         for what in ("params", "buffers"):
             if len({o.got[rank][f"{what}_at_start"] for rank in ranks} | {o.ref[ranks[0]][f"{what}_at_start"]}) > 1:
@@ -60,7 +58,7 @@ def construction(o: Outcome) -> None:
                 fail(f"ranks {ranks}{where} start from different {words}, or not from torch DDP's: broadcast rank "
                      "0's parameters and buffers in the constructor, both (handout §4)")
     same_construction(o)
-    planned_allreduces(o, "2, §4")
+    as_planned(o, "2, §4")
     if len(groups) > 1:
         on_process_groups(o, "4")
     else:
