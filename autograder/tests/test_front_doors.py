@@ -22,7 +22,7 @@ sys.path.insert(0, os.path.join(REPO, "tools", "student"))
 
 from build import expected_score  # noqa: E402  (autograder/, on sys.path by conftest.py)
 
-from course import load_student_files  # noqa: E402
+from course import RELEASE_STAMP, load_student_files  # noqa: E402
 
 FULL = expected_score("full")  # every point the checks give
 
@@ -98,8 +98,8 @@ def failures(results: dict) -> list[str]:
 
 def test_the_zip_make_submit_builds(submitted, cache, tmp_path):
     with zipfile.ZipFile(submitted) as zf:
-        assert sorted(zf.namelist()) == sorted(e.path for e in load_student_files(
-            os.path.join(REPO, "solutions", "student_files.json")))
+        assert sorted(zf.namelist()) == sorted([e.path for e in load_student_files(
+            os.path.join(REPO, "solutions", "student_files.json"))] + [RELEASE_STAMP])  # which release they come from
     results = make_grade(submitted, str(tmp_path / "ag"), cache)
     assert results["score"] == FULL, failures(results)
     assert "Release:" not in results["output"] and results["extra_data"]["release"]["changed"] == []  # current
