@@ -152,15 +152,40 @@ class Reducer:
     # -- unused parameters (bonus) ----------------------------------------------------------------------
 
     def enable_usage_tracking(self) -> None:
-        """Track which parameters each rank used; see ``all_reduce_usage``."""
+        """Track which parameters each rank used; see ``all_reduce_usage``.
+
+        As torch's DDP, a parameter counts as used in an iteration if this synchronised forward used it, or
+        if it got a gradient in a backward under ``no_sync()`` since the last synchronised backward: its
+        ``.grad`` then holds gradients that must be averaged with the other ranks', although this last
+        forward left it out. Hooks of their own note those gradients.
+        """
         device = self.params[0].device if self.params else torch.device("cpu")
         self.local_used = torch.ones(len(self.params), dtype=torch.int32, device=device)
+        self.used_since_sync: set[int] = set()  # got a gradient under no_sync() since the last reduction
+        self.reducing = False  # a synchronised backward is on: its forward said what it uses
+        self.reset_queued = False  # ... and at its end the notes start over
+        self.usage_handles = [param.register_post_accumulate_grad_hook(weak_hook(self._note_gradient, i))
+                              for i, param in enumerate(self.params)]
+
+    def _note_gradient(self, index: int, _param: torch.nn.Parameter) -> None:
+        if not self.reducing:
+            self.used_since_sync.add(index)
+        elif not self.reset_queued:  # the first gradient of the synchronised backward: start over at its end
+            self.reset_queued = True
+            torch.autograd.Variable._execution_engine.queue_callback(self._usage_reduced)
+
+    def _usage_reduced(self) -> None:
+        self.reducing = self.reset_queued = False
+        self.used_since_sync.clear()
 
     def record_usage(self, unused: Sequence[int]) -> None:
-        """This rank's usage bitmap for the coming backward: 1 = used here, 0 = in ``unused``."""
+        """This rank's usage bitmap for the coming backward: 1 = used here (by this forward, or through a
+        gradient under ``no_sync()`` since the last synchronised backward), 0 = in ``unused`` and not since."""
         if self.local_used is not None:
             self.local_used.fill_(1)
-            self.local_used[list(unused)] = 0
+            self.local_used[[i for i in unused if i not in self.used_since_sync]] = 0
+            self.used_since_sync.clear()
+            self.reducing = True
 
     def all_reduce_usage(self) -> torch.Tensor | None:
         """Sum the usage bitmaps of all ranks: a parameter with count 0 was used by no rank.
