@@ -70,7 +70,7 @@ def expected_score(text: str) -> float:
         return float(text)
     if os.path.join(REPO, "solutions") not in sys.path:
         sys.path.insert(0, os.path.join(REPO, "solutions"))
-    from grading.checks import full_marks
+    from grading.registry import full_marks
     return full_marks()
 
 

@@ -20,8 +20,9 @@ REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SOLUTIONS = os.path.join(REPO, "solutions")
 sys.path.insert(0, SOLUTIONS)
 
-from grading.checks import EXPECTED, public_checks, reference_solution_results  # noqa: E402
+from grading.checks import EXPECTED, reference_solution_results  # noqa: E402
 from grading.local import LocalRunner  # noqa: E402
+from grading.registry import public_checks  # noqa: E402
 
 
 def compute() -> dict:

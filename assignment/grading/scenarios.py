@@ -175,13 +175,17 @@ def train(catch: bool = False, backend: str = "in order", **kwargs: Any) -> dict
 
 def _train_catching(catch: bool, **kwargs: Any) -> dict:
     progress: dict[str, Any] = {"step": 0, "phase": "construct", "steps": []}
-    if not catch:
-        return _train(progress=progress, **kwargs)
     try:
         return _train(progress=progress, **kwargs)
     except NotImplementedError:
         raise  # a stub is not the error a check expects
     except Exception as error:
+        if not catch:  # the message says where training was: a bare error from inside torch says nothing of it
+            during = "the DDP's construction" if progress["phase"] == "construct" else \
+                f"step {progress['step']}'s {progress['phase']}"
+            with contextlib.suppress(AttributeError, TypeError):
+                error.raised_during = during  # (pool._error_report adds it to the message)
+            raise
         return {"error": type(error).__name__, "message": steady(str(error))[:2000], "step": progress["step"],
                 "phase": progress["phase"], "steps": progress["steps"]}
 
@@ -199,7 +203,8 @@ def _train(impl: str, model: str, steps: int = 3, seed_per_rank: bool = False, d
       "never" does not use no_sync at all, "nested": as "forward", but an inner no_sync() is entered and left
       first (the forward then runs in the outer one), and before the last micro-batch a no_sync() block is left
       by an exception (the last forward is outside again).
-    use_b: for the "branchy" and "edges" models, which ranks use branch b: "all", "none" or "rank0".
+    use_b: for the "branchy" and "edges" models, which ranks use branch b: "all", "none" or "rank0"; or
+      "no_sync": every rank uses it in the micro-batches under no_sync() only, not in the synchronised one.
     tensors: also return the final parameters (for comparisons within a tolerance, world size 3).
     hold_back: in the second step, rank 1 holds back its first all-reduce until rank 0's backward has
       computed every gradient (see ``ReadyProbe``), for at most ``hold_timeout_s`` (the runner derives it
@@ -246,7 +251,7 @@ def _train(impl: str, model: str, steps: int = 3, seed_per_rank: bool = False, d
     optimizer = torch.optim.SGD(module.parameters(), lr=lr)
     forward_kwargs = {}
     if model in ("branchy", "edges"):
-        forward_kwargs["use_b"] = use_b == "all" or (use_b == "rank0" and rank == 0)
+        forward_kwargs["use_b"] = use_b in ("all", "no_sync") or (use_b == "rank0" and rank == 0)
     probe = ReadyProbe(module, hold_back, hold_timeout_s)
     for step in range(steps):
         progress["step"] = step + 1
@@ -259,6 +264,8 @@ def _train(impl: str, model: str, steps: int = 3, seed_per_rank: bool = False, d
         for micro in range(accumulate):
             last = micro == accumulate - 1
             skip_sync = not last and no_sync != "never"
+            if use_b == "no_sync":
+                forward_kwargs["use_b"] = not last
             ctx_f = ddp.no_sync() if skip_sync and no_sync in ("forward", "nested") else contextlib.nullcontext()
             ctx_b = ddp.no_sync() if skip_sync and no_sync == "backward" else contextlib.nullcontext()
             if no_grad_forward:

@@ -233,6 +233,15 @@ def random_config(r: random.Random, impl: str, model: str, on: set[str]) -> tupl
     return kwargs, ", ".join(features)
 
 
+def features_on(r: random.Random, count: int) -> list[set[str]]:
+    """The FLAGS of each of ``count`` configurations: each flag in about half of them (never all or none)."""
+    on: list[set[str]] = [set() for _ in range(count)]
+    for flag in FLAGS:
+        for i in r.sample(range(count), (count + r.randint(0, 1)) // 2):
+            on[i].add(flag)
+    return on
+
+
 def random_runs(number: str, impl: str, count: int, secret: str | None = None) -> tuple[Run, ...]:
     """``count`` random configurations for check ``number``, drawn from the secret (the grader's, or ``secret``):
     each a different model, and each feature in about half of them (every feature exercised, alone and with
@@ -240,14 +249,31 @@ def random_runs(number: str, impl: str, count: int, secret: str | None = None) -
     r = rng(number + "/random", secret)
     models = [m for m in LARGEST_MIB if m != "mlp" and (m != "convbn" or impl == "minddp")]  # the driver broadcasts no buffer
     models = r.sample(models, count - 1) + ["mlp"]  # the large model once: it costs the most
-    on: list[set[str]] = [set() for _ in range(count)]
-    for flag in FLAGS:
-        for i in r.sample(range(count), (count + r.randint(0, 1)) // 2):
-            on[i].add(flag)
     runs = []
-    for i, (model, flags) in enumerate(zip(models, on, strict=True)):
+    for i, (model, flags) in enumerate(zip(models, features_on(r, count), strict=True)):
         kwargs, words = random_config(r, impl, model, flags)
         runs.append(train(impl, f"{RANDOM_LABEL} {i + 1}: {words}", **kwargs))
+    return tuple(runs)
+
+
+USE_B_WORDS = {"none": "branch b unused on every rank", "rank0": "branch b used on rank 0 only",
+               "all": "branch b used on every rank", "no_sync": "branch b used in the micro-batches under no_sync() only"}
+
+
+def random_unused_runs(number: str, count: int, secret: str | None = None) -> tuple[Run, ...]:
+    """``count`` random configurations of Bonus A (``find_unused_parameters=True``) on the edges model: which
+    ranks use branch b, drawn, with the features of ``random_config`` (each in about half of them)."""
+    r = rng(number + "/random", secret)
+    uses = r.sample(list(USE_B_WORDS), count) if count <= len(USE_B_WORDS) else [r.choice(list(USE_B_WORDS))
+                                                                             for _ in range(count)]
+    runs = []
+    for i, (use_b, on) in enumerate(zip(uses, features_on(r, count), strict=True)):
+        kwargs, words = random_config(r, "minddp", "edges", on)
+        kwargs["ddp_kwargs"] = {**kwargs["ddp_kwargs"], "find_unused_parameters": True}
+        if use_b == "no_sync" and "accumulate" not in kwargs:
+            kwargs["accumulate"] = 2
+            words += ", 2 micro-batches per step"
+        runs.append(train("minddp", f"{RANDOM_LABEL} {i + 1}: {words}, {USE_B_WORDS[use_b]}", use_b=use_b, **kwargs))
     return tuple(runs)
 
 
@@ -339,7 +365,12 @@ HIDDEN: dict[str, tuple[Run, ...]] = {
             *hidden_train("A.2", "minddp", f"{EDGES}, branch b used on rank 0 only, 2 micro-batches per step, .grad "
                           "set to None before each step, a random bucket cap", model="edges", steps=3, use_b="rank0",
                           accumulate=2, set_to_none=True,
-                          ddp_kwargs={"bucket_cap_mb": cap("A.2", 0.001, 0.006), "find_unused_parameters": True})),
+                          ddp_kwargs={"bucket_cap_mb": cap("A.2", 0.001, 0.006), "find_unused_parameters": True}),
+            *hidden_train("A.2", "minddp", f"{EDGES}, branch b used by every rank in the micro-batches under no_sync() "
+                          "only (3 per step), a random bucket cap", model="edges", steps=3, use_b="no_sync",
+                          accumulate=3, ddp_kwargs={"bucket_cap_mb": cap("A.2/no_sync", 0.001, 0.006),
+                                                    "find_unused_parameters": True}),
+            *random_unused_runs("A.2", 4)),
     "A.3": (*hidden_train("A.3", "minddp", "branch b used on rank 0 only", model="branchy", steps=2, use_b="rank0",
                           ddp_kwargs={"find_unused_parameters": True}),
             Run("usage_counts", {"steps": 2}, world_size=2, ref=NONE, label="2 ranks, branch b used by 1, then 2"),

@@ -43,10 +43,11 @@ from grader.stage import read_upload, stage  # noqa: E402
 from grader.standins import standin_text, untrapped  # noqa: E402
 from grader.static import check_file, integrity_findings  # noqa: E402
 from grader.zygote import GradingPool, LaunchPool, StorePool  # noqa: E402
-from grading.checks import Check, Outcome, Run, candidate_kwargs, deadline_s, judge, message, public_checks  # noqa: E402
+from grading.checks import Check, Outcome, Run, candidate_kwargs, deadline_s, judge, message  # noqa: E402
 from grading.feedback import scenario_failure  # noqa: E402
 from grading.local import LaunchFailed  # noqa: E402
 from grading.pool import ForkServer, ScenarioError, WorkerPool  # noqa: E402
+from grading.registry import public_checks  # noqa: E402
 
 TIMEOUTS_BEFORE_GIVING_UP = 2  # per part (the bonus parts count as one): code that hangs must not take 10 minutes
 PART_BUDGET_FLOOR_S, PART_BUDGET_FACTOR = 60.0, 10.0  # ... nor code that is merely slow: a part's time budget

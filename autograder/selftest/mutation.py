@@ -151,8 +151,8 @@ def local_message(folder: str, number: str, server=None) -> str | None:
     release with the submission's files copied in, run by the students' own runner (on ``server``, a fork
     server of the release's, if given: it never imports the code under test, only its workers do)."""
     harness()
-    from grading.checks import public_checks
     from grading.local import CheckFailed, LocalRunner
+    from grading.registry import public_checks
     root = os.path.join(folder, "release")
     shutil.copytree(os.path.join(REPO, "assignment"), root, ignore=shutil.ignore_patterns("__pycache__"),
                     dirs_exist_ok=True)  # a mutant caught by two checks asks twice

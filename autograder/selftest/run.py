@@ -374,6 +374,15 @@ def schema_problems(results: dict) -> list[str]:
     return gradescope_problems(results)
 
 
+def withdrawn_problems(results: dict) -> list[str]:
+    """Messages that claimed what the recorded run does not show (grading/claims.py withdrew the claim): a
+    comparison's explanation that is wrong about this submission, whatever else the case expects."""
+    from grading.claims import WITHDRAWN
+    return [f"test {t.get('number')}'s message made a claim that the record of the run does not show: "
+            f"{t['output'][t['output'].index(WITHDRAWN):][:300]!r}"
+            for t in results.get("tests", []) if WITHDRAWN in t.get("output", "")]
+
+
 def expectation_problems(case: Case, results: dict, baseline: dict | None) -> list[str]:
     """What ``results`` gets wrong about ``case``'s expectation (``baseline``: the solutions' results)."""
     problems = []
@@ -481,7 +490,7 @@ class SelfTest:
             os.remove(cache)  # ~30 MB per grading: a CI run grades 130 times, and pytest keeps three runs' folders
         problems = list(graded.problems)
         if graded.results is not None:
-            problems += schema_problems(graded.results)
+            problems += schema_problems(graded.results) + withdrawn_problems(graded.results)
             if self.baseline is None and case.name == "solutions":
                 self.baseline = graded.results  # the expected score of every test, and the list of tests
             if not problems:

@@ -19,8 +19,10 @@ from grader.results import TestResult as Result  # noqa: E402 (pytest would try 
 from grader.stage import MAX_FILE_BYTES, locate, read_upload, stage  # noqa: E402
 from grader.standins import STANDINS, standin_text  # noqa: E402
 from grader.static import banned_uses, check_file, compile_error, integrity_findings  # noqa: E402
-from grading.checks import public_checks  # noqa: E402
+from grading.checks import Outcome  # noqa: E402
+from grading.claims import WITHDRAWN, audited  # noqa: E402
 from grading.part6 import matches  # noqa: E402
+from grading.registry import public_checks  # noqa: E402
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 PATHS = ["minddp/reducer.py", "answers.py"]
@@ -504,3 +506,51 @@ def test_random_configurations_exercise_every_feature_and_name_it():
         for key, words in (("set_to_none", "set to None"), ("eval_mode", "ddp.eval()"), ("subgroups", "process groups"),
                            ("accumulate", "micro-batches"), ("no_grad_forward", "torch.no_grad()")):
             assert (key in run.kwargs) == (words in run.label), (key, run.label)
+
+
+def _training(allreduces: int, grads: list) -> list:
+    """A one-rank training record: each step's last backward launched ``allreduces`` all-reduces of 4 floats."""
+    step = lambda value: {"forward": [[]], "buffers": [], "grads": [value], "params": [value],  # noqa: E731
+                          "backward": [[{"op": "all_reduce", "sizes": [[4]], "dtypes": ["float32"]}] * allreduces],
+                          "grad_abs_sums": {"w": abs(value)}, "local_abs_sums": {"w": 2.0}, "grad_sums": {"w": value}}
+    return [{"steps": [step(value) for value in grads]}]
+
+
+@pytest.mark.parametrize("claim, allreduces, mine, true", [
+    ("Your backward launched no all-reduce on the process group the DDP was given.", 0, [1.0, 5.0], True),
+    ("Your backward launched no all-reduce on the process group the DDP was given.", 2, [1.0, 5.0], False),
+    ("Step 1 matched torch DDP's bit for bit: look at what your code carries.", 2, [1.0, 5.0], True),
+    ("Step 1 matched torch DDP's bit for bit: look at what your code carries.", 2, [7.0, 5.0], False),
+    ("Step 1 matched torch DDP's bit for bit; in step 2 each of your gradients is the sum of torch's averaged "
+     "gradients of steps 1 to 2 (per-parameter sums agree).", 2, [1.0, 3.0], True),
+    ("Step 1 matched torch DDP's bit for bit; in step 2 each of your gradients is the sum of torch's averaged "
+     "gradients of steps 1 to 2 (per-parameter sums agree).", 2, [1.0, 5.0], False),
+    ("When loss.backward() returned, .grad still held this rank's local gradients: copy them back.", 2,
+     [1.0, 2.0], True),
+    ("When loss.backward() returned, .grad still held this rank's local gradients: copy them back.", 2,
+     [1.0, 5.0], False),
+])
+def test_a_message_keeps_only_the_claims_its_record_shows(claim, allreduces, mine, true):
+    """claims.py: a claim the record does not show is withdrawn, with its sentence; a shown one stays as written."""
+    theirs = _training(2, [1.0, 2.0])  # torch's: two all-reduces, gradient sums 1 then 2
+    text = f"rank 0, step 2: gradients when backward returned differ from torch DDP's (handout §3). {claim} Next."
+    said = audited(text, Outcome(None, _training(allreduces, mine), theirs, {}))
+    if true:
+        assert said == text
+    else:
+        assert WITHDRAWN in said and claim not in said and said.startswith(text.split(" (handout")[0])
+
+
+def test_a_raised_error_says_where_training_was_and_what_an_internal_assert_is():
+    """pool._error_report adds the scenario's word on where it was; feedback.raised explains torch's assertions."""
+    from grading.feedback import raised
+    from grading.pool import RankFailure, _error_report
+    try:
+        raise RuntimeError("grad.numel() == bucket.numel() INTERNAL ASSERT FAILED at reducer.cpp:1")
+    except RuntimeError as error:
+        error.raised_during = "step 2's backward"
+        report = _error_report(error)
+    text = raised(RankFailure(0, "raised", report["error"], report["message"], report["where"]))
+    assert text.startswith("Your code raised RuntimeError: grad.numel()")
+    assert "[raised in step 2's backward]" in text and "torch's own internal checks" in text
+    assert "test_grader_units.py" in text  # the frames: where to look

@@ -21,8 +21,8 @@ sys.path.insert(0, AUTOGRADER)
 sys.path.insert(0, os.path.join(REPO, "solutions"))
 
 from grader.parts import DEPENDS, PART_ORDER, files_read, in_scope, parts_in_full, parts_reading  # noqa: E402
-from grading.checks import public_checks  # noqa: E402
 from grading.local import CheckFailed, LocalRunner  # noqa: E402
+from grading.registry import public_checks  # noqa: E402
 from selftest.run import files_by_part  # noqa: E402
 
 FILE_OF = files_by_part()

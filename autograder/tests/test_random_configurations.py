@@ -1,4 +1,4 @@
-"""The solutions pass the random configurations of checks 3.3 and 4.1 whatever secret draws them.
+"""The solutions pass the random configurations of checks 3.3, 4.1 and A.2 whatever secret draws them.
 
 Gradescope makes the grader's secret when it builds the image (setup.sh), so the random configurations a course
 grades with are drawn there, from a secret no test here has seen. If the reference and torch's DDP differed on
@@ -17,8 +17,9 @@ import secrets
 import pytest
 
 from grader import hidden
-from grading.checks import Outcome, candidate_kwargs, judge, public_checks
+from grading.checks import Outcome, candidate_kwargs, judge
 from grading.local import LocalRunner
+from grading.registry import public_checks
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 SECRETS = ["course-a", "course-b", "course-c", "course-d", "course-e"] + [secrets.token_hex(8) for _ in range(int(os.environ.get("RANDOM_SECRETS", 0)))]
@@ -35,10 +36,15 @@ def runner():
         runner.server.stop()
 
 
+DRAWN = {"3.3": lambda secret: hidden.random_runs("3.3", "reducer", 4, secret=secret),
+         "4.1": lambda secret: hidden.random_runs("4.1", "minddp", 4, secret=secret),
+         "A.2": lambda secret: hidden.random_unused_runs("A.2", 4, secret=secret)}  # as hidden.HIDDEN draws them
+
+
 @pytest.mark.parametrize("secret", SECRETS)
-@pytest.mark.parametrize("number, impl", [("3.3", "reducer"), ("4.1", "minddp")])
-def test_the_solutions_pass_the_random_configurations_of_any_secret(runner, secret, number, impl):
-    for run in hidden.random_runs(number, impl, 4, secret=secret):
+@pytest.mark.parametrize("number", DRAWN)
+def test_the_solutions_pass_the_random_configurations_of_any_secret(runner, secret, number):
+    for run in DRAWN[number](secret):
         ref, seconds = runner.call(run, run.reference_calls()[""], deadline=300)
         got, _ = runner.call(run, candidate_kwargs(run, ref, seconds), deadline=300)
         verdict = judge(CHECKS[number], Outcome(run, got, ref, {}, run.kwargs))

@@ -226,7 +226,7 @@ def test_every_contract_item_names_the_checks_that_compare_it_with_torch():
     """Every numbered item names the checks that hold a submission to it; what the handout states of torch's DDP
     is what torch does: those items name checks that run torch's DDP beside the code (and `make validate`
     runs them on the reference solution)."""
-    from grading.checks import public_checks
+    from grading.registry import public_checks
     checks = {c.number: c for c in public_checks()}
     items = contract.numbered_items()
     assert {item.label[0] for item in items} >= {"E", "R", "C", "W", "A", "B"}, "a part's contract is missing"
@@ -245,7 +245,7 @@ def test_every_contract_item_names_the_checks_that_compare_it_with_torch():
 
 
 def test_every_check_against_torch_is_stated_by_a_contract_item():
-    from grading.checks import public_checks
+    from grading.registry import public_checks
     cited = {number for item in contract.numbered_items() for number in item.checks}
     missing = [c.number for c in public_checks() if c.part in CONTRACT_PARTS and c.number not in cited]
     assert not missing, f"checks that no contract item of the handout names (\\checks): {missing}"
@@ -403,13 +403,13 @@ def test_the_points_follow_the_weights(monkeypatch):
 
     import figures
 
-    from grading import checks
-    real = checks.public_checks()
+    from grading import registry
+    real = registry.public_checks()
     before = figures.points_tex()
-    monkeypatch.setattr(checks, "public_checks", lambda: [
+    monkeypatch.setattr(registry, "public_checks", lambda: [
         dataclasses.replace(c, weight=c.weight + 2) if c.number == "3.1" else c for c in real])
     after = figures.points_tex()
     assert before != after
     three = sum(c.weight for c in real if c.part == "3")
     assert f"\\newcommand{{\\PointsThree}}{{{three + 2:g}}}" in after
-    assert f"\\newcommand{{\\PointsAll}}{{{checks.full_marks():g}}}" in after
+    assert f"\\newcommand{{\\PointsAll}}{{{registry.full_marks():g}}}" in after

@@ -29,6 +29,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from grading.claims import audited
+
 ANSWER, NONE = "answer", "none"
 DEADLINE_FLOOR_S = 15.0  # a run may take this long, plus DEADLINE_FACTOR times what the reference took
 DEADLINE_FACTOR = 20.0  # ... on the same machine, in the same session: no verdict depends on its speed
@@ -136,8 +138,8 @@ def judge(check: Check, outcome: Outcome) -> str | None:
     """None if ``check`` passes on this run, else the message (with the input and the hint)."""
     try:
         check.compare(outcome)
-    except Failure as failure:
-        return message(check, outcome.run, str(failure))
+    except Failure as failure:  # (each claim it makes about your run must be shown by the record: claims.py)
+        return message(check, outcome.run, audited(str(failure), outcome))
     except Exception as error:  # a comparison crashing on odd output is your failure, shown plainly
         return message(check, outcome.run, f"your code returned something this check cannot read "
                                            f"({type(error).__name__}: {error})")
@@ -152,20 +154,6 @@ def message(check: Check, run: Run, text: str) -> str:
     if len(text) > MESSAGE_CHARS:
         text = text[:MESSAGE_CHARS] + f"\n... (cut: the message was {len(text):,} characters)"
     return where + text + (f"\n\nHint: {check.hint}" if check.hint else "")
-
-
-# -- the registry -------------------------------------------------------------------------------------------
-
-def public_checks() -> list[Check]:
-    """Every check, in handout order (Parts 1-6, then bonus A and B)."""
-    from grading import bonus, part1, part2, part3, part4, part5, part6
-    return [c for module in (part1, part2, part3, part4, part5, part6, bonus) for c in module.CHECKS]
-
-
-def full_marks(part: str | None = None) -> float:
-    """The points of every check (of ``part`` only, if given), bonus included: what a perfect submission
-    scores. Every total anywhere (the handout's tables, the tests' expectations) is derived from this."""
-    return sum(c.weight for c in public_checks() if part is None or c.part == part)
 
 
 def load_expected(path: str = EXPECTED) -> dict:

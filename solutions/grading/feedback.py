@@ -51,6 +51,9 @@ def exited(f: RankFailure) -> str:
 
 def raised(f: RankFailure) -> str:
     hint = ""
+    if "INTERNAL ASSERT FAILED" in f.message:
+        hint = ("\nThat is one of torch's own internal checks failing inside a call your code made (not a bug to "
+                "report to torch): the last frames of your files below show which call, and with what.")
     if any(s in f.message or s in f.where for s in GLOO_MISMATCH):
         hint = ("\nThe ranks' collectives did not pair up: one rank launched a collective the others did not, "
                 "or in a different order or size (handout §3).")

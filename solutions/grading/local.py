@@ -158,7 +158,7 @@ def check_tests(part: str):
     """A pytest test function parametrized over the checks of ``part`` (``test_check[3.1-one-bucket-...]``)."""
     import pytest
 
-    from grading.checks import public_checks
+    from grading.registry import public_checks
 
     checks = [c for c in public_checks() if c.part == part]
 

@@ -245,7 +245,7 @@ def reply_outcome(rank: int, payload: bytes, log: str = "") -> Any:
         return reply["result"]
     error = reply.get("error") if isinstance(reply, dict) and reply.get("ok") is False else None
     if isinstance(error, dict) and all(isinstance(error.get(k), str) for k in ("error", "message", "where")):
-        return RankFailure(rank, "raised", error["error"][:200], error["message"][:TAIL_CHARS],
+        return RankFailure(rank, "raised", error["error"][:200], error["message"][:TAIL_CHARS + 100],
                            error["where"][-2 * TAIL_CHARS:], log=log)
     return RankFailure(rank, "garbled", message="its reply did not have the expected shape", log=log)
 
@@ -483,7 +483,9 @@ def _error_report(error: BaseException) -> dict:
     while tb is not None and tb.tb_frame.f_code.co_filename == __file__:  # the worker loop is not the story
         tb = tb.tb_next
     where = steady("".join(traceback.format_exception(type(error), error, tb, limit=-12)))
-    return {"error": type(error).__name__, "message": steady(str(error))[:TAIL_CHARS], "where": where[-2 * TAIL_CHARS:]}
+    during = getattr(error, "raised_during", None)  # a scenario's word on where it was (scenarios.train)
+    message = steady(str(error))[:TAIL_CHARS] + (f" [raised in {during}]" if isinstance(during, str) else "")
+    return {"error": type(error).__name__, "message": message, "where": where[-2 * TAIL_CHARS:]}
 
 
 def steady(text: str) -> str:
