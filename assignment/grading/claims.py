@@ -136,6 +136,9 @@ CLAIMS = (
           lambda o, rank, step, m: ("no broadcast" if not _steps(o, "got", rank)[step]["forward"][0] else
                                     str([c["op"] for c in _steps(o, "got", rank)[step]["forward"][0]]))
           == m.group(1)),
+    Claim("all-reduces launched in forward", r"your forward launched (\d+) all-reduce\(s\)",
+          lambda o, rank, step, m: len(_ops(_steps(o, "got", rank)[step]["forward"][-1], "all_reduce"))
+          == int(m.group(1)) and not _ops(_steps(o, "ref", rank)[step]["forward"][-1], "all_reduce")),
     Claim("no extra collective in any forward", r"yours launched no collective beyond torch's in any forward",
           lambda o, rank, step, m: not _more_in_forward(o, rank)),
     Claim("extra collectives in a forward", r"yours launched more collectives than torch's in",

@@ -73,6 +73,12 @@ def training_hint(key: str, ref: list, got: list, rank: int, step: int) -> str:
         return hint + (" Your all-reduces have torch's sizes but not its order: launch bucket i+1 only after "
                        "bucket i, strictly in index order, never in the order buckets fill (handout §3):\n"
                        + side_by_side(mine_ar[-1], theirs_ar[-1]))
+    early = [c for c in gs["forward"][-1] if c["op"] == "all_reduce"]
+    if early and not any(c["op"] == "all_reduce" for c in rs["forward"][-1]):
+        return hint + (f" Your forward launched {len(early)} all-reduce(s), before backward computed any gradient: "
+                       "buckets whose parameters all counted as unused, and so ready at once. With "
+                       "find_unused_parameters, every parameter the outputs depend on is used, whatever holds the "
+                       "outputs (lists, tuples, dicts; handout §4, bonus A).")
     # Whatever the buckets, one backward reduces every gradient once: as many elements of each dtype as torch's.
     mine_dt, theirs_dt = elements_by_dtype(got[rank], step), elements_by_dtype(ref[rank], step)
     if mine_dt != theirs_dt:

@@ -1,8 +1,30 @@
-"""A whole submission written from the student zip and the handout's contracts alone, by a helper who never saw the reference (2026-12-02: 17 minutes, no hint opened): every file as uploaded (submissions/handout-only.zip)."""
+"""A whole submission written from the student zip and the handout's contracts alone, by a helper who never saw the reference (2026-12-02: 17 minutes, no hint opened): every file as uploaded (submissions/handout-only.zip), with the provided code that later releases changed brought up to date, as a student would merge a new release."""
+import ast
 import os
 import zipfile
 
+from selftest.cases import AT_END, REDUCER, Function
+from selftest.run import REPO, apply_edits
+
 HERE = os.path.dirname(os.path.abspath(__file__))
+# Provided (outside the stubs) and changed since 2026-12-02: Bonus A's usage accounting (2026-12-04, torch's
+# count of gradients under no_sync()).
+PROVIDED_SINCE = {REDUCER: (["Reducer.enable_usage_tracking", "Reducer.record_usage"], ["UsedUnderNoSync"])}
+
+
+def release_source(path: str, qualname: str) -> str:
+    """The current release's source of ``qualname`` (a function, a method or a class) in ``path``."""
+    with open(os.path.join(REPO, "assignment", path), encoding="utf-8") as f:
+        text = f.read()
+    scope, node = ast.parse(text).body, None
+    for name in qualname.split("."):
+        node = next(n for n in scope if isinstance(n, (ast.FunctionDef, ast.ClassDef)) and n.name == name)
+        scope = node.body
+    return "\n".join(text.splitlines()[node.lineno - 1:node.end_lineno])
+
 
 with zipfile.ZipFile(os.path.join(HERE, "..", "submissions", "handout-only.zip")) as archive:
     EDITS = {name: archive.read(name).decode("utf-8") for name in archive.namelist()}
+for path, (replaced, added) in PROVIDED_SINCE.items():
+    EDITS[path] = apply_edits(EDITS[path], path, [Function(q, release_source(path, q)) for q in replaced]
+                              + [(AT_END, "\n\n" + release_source(path, q) + "\n") for q in added], "handout-only")

@@ -6,6 +6,7 @@ EDITS = {REDUCER: [
     Function("Reducer.prepare_for_backward", '''
 def prepare_for_backward(self, unused: Sequence[int] = ()) -> None:
     """Reset per-iteration state before a synchronised backward; mark ``unused`` parameters ready."""
+    self.record_usage(unused)
     if self.require_finalize:
         raise RuntimeError(UNFINISHED_REDUCTION)
     self.ready: set[int] = set()  # parameters whose gradient is in its bucket this iteration
@@ -14,9 +15,6 @@ def prepare_for_backward(self, unused: Sequence[int] = ()) -> None:
     self.next_bucket = 0
     self.expect_autograd_hooks = True
     self.unused = list(unused)
-    if self.local_used is not None:
-        self.local_used.fill_(1)
-        self.local_used[self.unused] = 0
     for index in self.unused:
         self.mark_variable_ready(index)
 '''),

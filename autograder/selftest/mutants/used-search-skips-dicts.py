@@ -7,4 +7,4 @@ EDITS = {DDP: [("    stack = [t.grad_fn for t in _tensors_in(outputs) if t.grad_
                 "    stack = [t.grad_fn for t in found if t.grad_fn is not None]\n"
                 "    used = {id(t) for t in found if t.grad_fn is None and t.requires_grad}\n")]}
 VIOLATES = "A1"
-CAUGHT_BY = {"A.2": "grad is None"}
+CAUGHT_BY = {"A.2": "whatever holds the outputs (lists, tuples, dicts"}
