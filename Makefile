@@ -42,7 +42,7 @@ else
 	@$(MAKE) --no-print-directory $(VENV310)/.installed
 	cd solutions && ../$(VENV310)/bin/python -m pytest -p no:cacheprovider -q tests
 	@root=$$(mktemp -d /tmp/minddp-py310-XXXXXX) && trap 'rm -rf "$$root"' EXIT && \
-	$(VENV310)/bin/python autograder/build.py grade --expect full --keep "$$root/autograder"
+	$(VENV310)/bin/python autograder/grade.py --expect full --keep "$$root/autograder"
 endif
 	@$(TIMINGS) stop py310
 
@@ -104,7 +104,7 @@ student: $(STAMP) check-sync ## dist/student.zip: assignment/ (+ handout.pdf if 
 	$(PY) tools/assign.py student-zip dist/student.zip
 
 grade: $(STAMP) ## run the Gradescope pipeline locally on the solutions (or SUBMISSION=folder-or-zip)
-	$(PY) autograder/build.py grade $(if $(SUBMISSION),--submission "$(SUBMISSION)")
+	$(PY) autograder/grade.py $(if $(SUBMISSION),--submission "$(SUBMISSION)")
 
 .PHONY: regrade
 regrade: $(STAMP) ## grade a Gradescope export: EXPORT=zip-or-folder [OLD=git-rev] [JOBS=n] [OUT=dist/regrade]
@@ -197,8 +197,8 @@ gradescope-sim: $(STAMP) check-sync ## Gradescope on this machine (root): setup.
 	    $(if $(SUBMISSION),--submission "$(SUBMISSION)") $(SIM_ARGS)
 
 autograder: $(STAMP) check-sync ## dist/autograder.zip for Gradescope, and dist/solutions.zip, stubs.zip to test it with
-	$(PY) autograder/build.py zip dist/autograder.zip
-	$(PY) autograder/build.py smoke-zips dist
+	$(PY) autograder/assemble.py zip dist/autograder.zip
+	$(PY) autograder/assemble.py smoke-zips dist
 
 clean: ## remove the venv and build products
 	-@umount -l $(GRADESCOPE_IMAGE)/disk 2>/dev/null

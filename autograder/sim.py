@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import argparse
 import hashlib
-import json
 import os
 import shutil
 import subprocess
@@ -37,14 +36,15 @@ import zipfile
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
 MARKER = ".made-by-minddp-gradescope-sim"
-SYSTEM_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"  # Gradescope's: the system python3
-sys.path.insert(0, HERE)
+if HERE not in sys.path:  # entry script: `python autograder/sim.py` from a bare checkout (make gradescope-sim)
+    sys.path.insert(0, HERE)
 # Wall-time budgets at Gradescope's half vCPU (reported, never a verdict: machines differ): the solutions,
 # and the worst hostile submission (every part hangs), against Gradescope's 10-minute limit.
 BUDGETS_S = {"solutions": 60.0, "hostile": 300.0}
 
-from build import expected_score  # noqa: E402
-from limits import Cgroup, hogs, stop_hogs  # noqa: E402
+import assemble  # noqa: E402
+from grade import SYSTEM_PATH, Here, InContainer, Limits, expected_score, grade, place_submission  # noqa: E402
+from limits import hogs, stop_hogs  # noqa: E402
 
 from grader.reference import CACHE_NAME  # noqa: E402
 from grader.results import gradescope_problems  # noqa: E402
@@ -110,17 +110,8 @@ class Privileged:
     def command(self, args: list[str], env: dict[str, str], cwd: str = "/") -> int:
         return subprocess.run(args, env=env, cwd=cwd).returncode
 
-    def grade(self, env: dict[str, str], cpus: float, memory_mb: int, log: str) -> dict:
-        group = Cgroup(cpus, memory_mb)
-        began = time.monotonic()
-        try:
-            with open(log, "wb") as out, group.process_peak() as peak:
-                code = subprocess.call(["bash", os.path.join(self.root, "source", "run_autograder")],
-                                       preexec_fn=group.join, stdout=out, stderr=subprocess.STDOUT, env=env)
-            return {"exit_code": code, "wall_s": time.monotonic() - began, "cpu_s": group.cpu_seconds(),
-                    "peak_mb": group.peak_mb(), "process_peak_mb": peak[0], "oom_kills": group.oom_kills()}
-        finally:
-            group.remove()
+    def runner(self) -> Here:
+        return Here()
 
     def close(self) -> None:
         pass
@@ -142,14 +133,11 @@ class Docker:
     def command(self, args: list[str], env: dict[str, str], cwd: str = "/") -> int:
         return self.image.setup(["bash", "-c", 'cd "$0" && exec "$@"', cwd, *args], env)
 
-    def grade(self, env: dict[str, str], cpus: float, memory_mb: int, log: str) -> dict:
-        binds = [(os.path.join(self.here, n), f"{self.root}/{n}") for n in ("submission", "results")]
-        began = time.monotonic()
-        with open(log, "wb") as out:
-            ran = self.image.run(["bash", f"{self.root}/source/run_autograder"], env, binds=binds, cpus=cpus,
-                                 memory_mb=memory_mb, stdout=out)
-        return {"exit_code": ran.exit_code, "wall_s": time.monotonic() - began, "cpu_s": ran.cpu_s,
-                "peak_mb": ran.peak_mb, "process_peak_mb": ran.process_peak_mb, "oom_kills": ran.oom_kills}
+    def runner(self) -> InContainer:
+        """Each grading a fresh container from the image, /autograder/{submission,results} bound from here."""
+        results = (os.path.join(self.here, "results"), f"{self.root}/results")
+        binds = [(os.path.join(self.here, "submission"), f"{self.root}/submission"), results]
+        return InContainer(self.image, binds, report=results)
 
     @property
     def python(self) -> str:
@@ -201,44 +189,33 @@ def reuse_setup(room) -> None:
         raise SystemExit("reusing setup.sh's results failed")
 
 
-def place_submission(target: str, submission: str) -> None:
-    build = _build_module()
+def place_named_submission(target: str, submission: str) -> None:
+    """``solutions``, ``stubs`` (their files as `make submit` zips them), or a folder or a zip."""
     os.rmdir(target)
     if submission == "solutions":
-        build.reference_submission(target)
+        assemble.reference_submission(target)
     elif submission == "stubs":
         os.makedirs(target)
-        sys.path.insert(0, os.path.join(REPO, "tools", "student"))
-        from course import load_student_files
-        for entry in load_student_files(os.path.join(REPO, "solutions", "student_files.json")):
-            os.makedirs(os.path.dirname(os.path.join(target, entry.path)) or target, exist_ok=True)
-            shutil.copyfile(os.path.join(REPO, "assignment", entry.path), os.path.join(target, entry.path))
-    elif os.path.isdir(submission):
-        shutil.copytree(submission, target, symlinks=True)
+        for path in assemble.student_paths():
+            os.makedirs(os.path.dirname(os.path.join(target, path)) or target, exist_ok=True)
+            shutil.copyfile(os.path.join(REPO, "assignment", path), os.path.join(target, path))
     else:
-        build.unpack_like_gradescope(submission, target)
+        place_submission(submission, target)
 
 
-def _build_module():
-    import importlib.util
-    spec = importlib.util.spec_from_file_location("autograder_build", os.path.join(HERE, "build.py"))
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-def grade(room, cpus: float, memory_mb: int, hog: int) -> dict:
+def grade_in(room, cpus: float, memory_mb: int, hog: int):
+    """The grading, through the one entry point: Gradescope's environment and Python, its limits, ``hog``
+    processes spinning outside the cgroup meanwhile."""
     spinning = hogs(hog)
-    log = os.path.join(room.here, "grading.log")
     try:
-        measured = room.grade({"PATH": SYSTEM_PATH, "LANG": "C.UTF-8", "AUTOGRADER_ROOT": room.root, "HOME": "/root"},
-                              cpus, memory_mb, log)
+        graded = grade(room.here, root=room.root, room=room.runner(), python=f"{room.root}/venv/bin/python",
+                       env={"PATH": SYSTEM_PATH, "LANG": "C.UTF-8", "HOME": "/root"}, limits=Limits(cpus, memory_mb),
+                       log_path=os.path.join(room.here, "grading.log"), watch_tmp=False)
     finally:
         stop_hogs(spinning)
-    measured["log"] = log
-    with open(log, encoding="utf-8", errors="replace") as f:
-        measured["isolation"] = next((line.strip() for line in f if line.startswith("isolation:")), "isolation: ?")
-    return measured
+    with open(os.path.join(room.here, "grading.log"), encoding="utf-8", errors="replace") as f:
+        isolation = next((line.strip() for line in f if line.startswith("isolation:")), "isolation: ?")
+    return graded, isolation
 
 
 def prepare(room, archive: str, reuse: bool, torch_index: str | None = None) -> float:
@@ -253,7 +230,7 @@ def prepare(room, archive: str, reuse: bool, torch_index: str | None = None) -> 
 def gradescope_image(image_dir: str, torch_index: str | None = None) -> Docker:
     """The docker configuration's image in ``image_dir``, setup.sh run in it (or kept): for the self-test,
     which grades each case in a fresh container from it."""
-    archive = _build_module().build_zip(os.path.join(REPO, "dist", "autograder.zip"))
+    archive = assemble.build_zip(os.path.join(REPO, "dist", "autograder.zip"))
     room = Docker(image_dir)
     prepare(room, archive, reuse=True, torch_index=torch_index)
     return room
@@ -280,35 +257,33 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if os.geteuid() != 0:
         raise SystemExit("gradescope-sim runs as root, as Gradescope does")
-    archive = _build_module().build_zip(os.path.join(REPO, "dist", "autograder.zip"))
+    archive = assemble.build_zip(os.path.join(REPO, "dist", "autograder.zip"))
     room = Docker(args.image) if args.config == "docker" else Privileged(os.path.abspath(args.root))
     try:
         setup_s = prepare(room, archive, args.reuse_setup, args.torch_index)
-        place_submission(os.path.join(room.here, "submission"), args.submission)
-        measured = grade(room, args.cpus, args.memory_mb, args.hog)
+        place_named_submission(os.path.join(room.here, "submission"), args.submission)
+        graded, isolation = grade_in(room, args.cpus, args.memory_mb, args.hog)
+        measured = graded.measured
         kept = os.path.join(REPO, "dist", "gradescope-sim")  # the docker room's files are gone once it is closed
         os.makedirs(kept, exist_ok=True)
         for name in ("results/results.json", "grading.log"):
             shutil.copyfile(os.path.join(room.here, name), os.path.join(kept, os.path.basename(name)))
-        with open(os.path.join(kept, "results.json"), encoding="utf-8") as f:
-            results = json.load(f)
+        results = graded.results or {}
     finally:
         room.close()
-    problems = gradescope_problems(results)
-    if measured["oom_kills"]:
-        problems.append(f"{measured['oom_kills']} process(es) were killed by the out-of-memory killer")
+    problems = gradescope_problems(results) + graded.problems
     if args.expect is not None and abs(results.get("score", -1) - args.expect) > 1e-6:
         problems.append(f"score {results.get('score')}, expected {args.expect:g}")
     print(f"gradescope-sim ({room.name}): {args.submission} at {args.cpus:g} CPU, {args.memory_mb} MB"
           f"{f', {args.hog} hog(s) beside it' if args.hog else ''}: score {results.get('score')}, wall "
-          f"{measured['wall_s']:.1f} s, {measured['cpu_s']:.1f} CPU-s, peak {measured['peak_mb']:.0f} MB (processes "
+          f"{graded.seconds:.1f} s, {measured['cpu_s']:.1f} CPU-s, peak {measured['peak_mb']:.0f} MB (processes "
           f"{measured['process_peak_mb']:.0f} MB without page cache), "
           f"{measured['oom_kills']} OOM kill(s)" + (f"; setup.sh {setup_s:.0f} s" if setup_s else ""))
-    print(f"  {measured['isolation']}")
+    print(f"  {isolation}")
     budget = args.budget_s or BUDGETS_S["solutions" if args.submission == "solutions" else "hostile"]
     scaled = budget * 0.5 / args.cpus  # the budgets are for Gradescope's half vCPU
     print(f"  budget: {scaled:.0f} s ({budget:g} s at 0.5 CPU): "
-          + ("within it" if measured["wall_s"] <= scaled else "OVER IT (a benchmark figure, not a verdict)"))
+          + ("within it" if graded.seconds <= scaled else "OVER IT (a benchmark figure, not a verdict)"))
     print(f"  results.json and grading.log: {os.path.relpath(kept)}")
     for problem in problems:
         print(f"  PROBLEM: {problem}")

@@ -5,10 +5,11 @@
 
 EXPORT is Gradescope's "Export Submissions" zip, the folder it unzips to, or any folder of submission
 folders / zips. Every submission is graded as `make grade` grades one: the source folder built once by
-autograder/build.py, each submission in its own folder laid out like /autograder, the grader run by
-autograder/selftest/run.py's ``grade`` against ONE reference pass per grader (the grader's
---reference-cache, computed by the first grading), JOBS at a time. OLD=rev grades them again with the
-grader of that git revision (its own build.py and grader) and lists the submissions whose score changed.
+autograder/assemble.py, each submission in its own folder laid out like /autograder, graded by the one
+grading entry point (autograder/grade.py: Gradescope's run_autograder) against ONE reference pass per
+grader (run_autograder's MINDDP_REFERENCE_CACHE, computed by the first grading), JOBS at a time. OLD=rev
+grades them again with the grader of that git revision (its own assemble.py, or build.py before it was
+named so, and grader) and lists the submissions whose score changed.
 
 OUT (default dist/regrade) gets:
 
@@ -139,7 +140,7 @@ def lone_zip(folder: str) -> str | None:
 def lay_out(path: str, target: str) -> str:
     """The submission as Gradescope hands it to the autograder: an uploaded zip extracted (the export keeps
     the zip as uploaded), a folder as it is (links stay links: the grader refuses them, as on Gradescope)."""
-    return build().lay_out(lone_zip(path) or path, target)
+    return grading().place_submission(lone_zip(path) or path, target)
 
 
 # -- submission_metadata.yml (pure) -----------------------------------------------------------------------------
@@ -367,10 +368,7 @@ def pyplot():
 
 def full_marks() -> float:
     """Every point this tree's checks give, bonus included (the plots' axes end there)."""
-    if AUTOGRADER not in sys.path:
-        sys.path.insert(0, AUTOGRADER)
-    from build import expected_score
-    return expected_score("full")
+    return grading().expected_score("full")
 
 
 def plot_scores(path: str, results: dict[str, dict | None], label: str) -> str:
@@ -475,11 +473,14 @@ def plot_old_vs_new(path: str, old: dict[str, dict | None], new: dict[str, dict 
 
 # -- graders: this tree's, or another git revision's ---------------------------------------------------------
 
-def load_build_module(path: str):
-    """A tree's autograder/build.py as a module (each tree its own: an old revision builds from itself)."""
-    if not os.path.isfile(path):
-        raise RegradeError(f"{path} does not exist: that revision has no autograder/build.py to build a grader")
-    spec = importlib.util.spec_from_file_location(f"autograder_build_{hashlib.sha1(path.encode()).hexdigest()[:8]}",
+def load_assembler(tree: str):
+    """A tree's autograder/assemble.py (build.py before it had that name) as a module: each tree its own, so
+    that an old revision builds its grader from itself."""
+    path = next((p for p in (os.path.join(tree, "autograder", name) for name in ("assemble.py", "build.py"))
+                 if os.path.isfile(p)), None)
+    if path is None:
+        raise RegradeError(f"{tree} has no autograder/assemble.py (nor build.py) to build a grader")
+    spec = importlib.util.spec_from_file_location(f"autograder_assemble_{hashlib.sha1(path.encode()).hexdigest()[:8]}",
                                                   path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
@@ -487,8 +488,8 @@ def load_build_module(path: str):
 
 
 @functools.cache
-def build():
-    return load_build_module(os.path.join(AUTOGRADER, "build.py"))
+def assembler():
+    return load_assembler(REPO)
 
 
 def tree_hash(path: str) -> str:
@@ -588,13 +589,13 @@ def default_jobs() -> int:
         return max(1, cpus)  # no /proc (macOS): the CPUs only
 
 
-def selftest_run():
-    """autograder/selftest/run.py: its ``grade`` runs the grader as run_autograder does, in a fresh copy of the
-    source, and checks that it left no process or temporary file behind."""
+def grading():
+    """autograder/grade.py, the one grading entry point: its ``grade`` runs run_autograder on a folder laid
+    out like /autograder and checks that it left no process or temporary file behind."""
     if AUTOGRADER not in sys.path:
         sys.path.insert(0, AUTOGRADER)
-    from selftest import run
-    return run
+    import grade
+    return grade
 
 
 def run_folder(grader: Grader, sub: Submission) -> str:
@@ -630,11 +631,12 @@ def grade_one(grader: Grader, sub: Submission, digest: str, stop: threading.Even
     folder = run_folder(grader, sub)
     shutil.rmtree(folder, ignore_errors=True)  # what an interrupted grading left
     os.makedirs(folder)
-    submission = lay_out(sub.path, os.path.join(folder, "submission"))
+    lay_out(sub.path, os.path.join(folder, "submission"))
     own_cache = os.path.join(folder, "reference-cache.json")
     if os.path.exists(grader.cache):
         shutil.copyfile(grader.cache, own_cache)  # each grading its own copy: the grader rewrites it
-    graded = selftest_run().grade(grader.source, submission, folder, own_cache)
+    grading().lay_out(folder, grader.source)
+    graded = grading().grade(folder, reference_cache=own_cache, log_path=os.path.join(folder, "grader.log"))
     if stop.is_set():
         raise Stopped  # killed by the interruption: its results are not a grade
     with lock:
@@ -658,9 +660,9 @@ def write_json(path: str, data: dict) -> None:
 
 
 def kill_graders(run_id: str) -> None:
-    """Every grader of this run, with its process group (its trusted workers): selftest's ``grade`` starts
+    """Every grader of this run, with its process group (its trusted workers): grade.py's ``grade`` starts
     the grader as a session leader, and its jailed workers die with it (PR_SET_PDEATHSIG)."""
-    run = selftest_run()
+    run = grading()
     for pid in run.processes_tagged(RUN_TAG, run_id):
         try:
             os.killpg(pid, signal.SIGKILL)
@@ -714,8 +716,8 @@ def grade_all(grader: Grader, submissions: list[Submission], jobs: int, progress
 # -- the whole run --------------------------------------------------------------------------------------------
 
 def open_export(path: str, scratch: str) -> str:
-    """The export as a folder: a zip is extracted into ``scratch`` (build.py's extraction, which keeps every
-    entry inside the target)."""
+    """The export as a folder: a zip is extracted into ``scratch`` (grade.py's extraction, as Gradescope's,
+    which keeps every entry inside the target)."""
     if not os.path.exists(path):
         raise RegradeError(f"EXPORT={path}: no such file or folder")
     if os.path.isdir(path):
@@ -724,7 +726,7 @@ def open_export(path: str, scratch: str) -> str:
         raise RegradeError(f"EXPORT={path} is neither a zip nor a folder: give Gradescope's export (Assignment > "
                            "Review Grades > Export Submissions: a .zip) or the folder it unzips to")
     target = os.path.join(scratch, "export")
-    build().unpack_like_gradescope(path, target)
+    grading().unpack_like_gradescope(path, target)
     return target
 
 
@@ -773,12 +775,11 @@ def regrade(export: str, out: str, jobs: int, old: str | None = None, progress: 
     try:
         submissions = read_export(open_export(export, scratch))
         os.makedirs(out, exist_ok=True)
-        new = prepare_grader(build().build_source, out, "this tree")
+        new = prepare_grader(assembler().build_source, out, "this tree")
         previous = None  # built before any grading: a bad OLD fails in seconds, not after the new grading
         if old:
             tree = old_tree(old, scratch)
-            previous = prepare_grader(load_build_module(os.path.join(tree, "autograder", "build.py")).build_source,
-                                      out, f"OLD={old}")
+            previous = prepare_grader(load_assembler(tree).build_source, out, f"OLD={old}")
         print(f"{len(submissions)} submission(s) in {export}; {jobs} at a time; output in {out}", flush=True)
         new_results, text = grade_and_report(new, submissions, out, jobs, progress)
         print(text, flush=True)

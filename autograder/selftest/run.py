@@ -5,10 +5,10 @@
     .venv/bin/python autograder/selftest/run.py repeat 20                 # make grade-repeat N=20
 
 Every case of ``cases.py`` is a submission made at test time from the reference (or the stubs) by one small
-edit. The autograder's source folder is built once; each case is graded by the real grader
-(``python -m grader``, as ``run_autograder`` calls it) in a folder laid out like Gradescope's /autograder
-(source/, submission/, results/), with the working directory in source/ as on Gradescope. The reference pass
-is computed once, by the first grading of the solutions, and reused (``--reference-cache``). Deadlines are
+edit. The autograder's source folder is built once; each case is graded by the one grading entry point
+(``grade.grade``: Gradescope's run_autograder) in a folder laid out like Gradescope's /autograder
+(source/, submission/, results/). The reference pass is computed once, by the first grading of the
+solutions, and reused (run_autograder's MINDDP_REFERENCE_CACHE). Deadlines are
 the grader's own (derived from the reference's time in the same run): nothing here shortens them. For
 every case the runner checks:
 
@@ -26,21 +26,16 @@ from __future__ import annotations
 
 import argparse
 import ast
-import importlib.util
-import json
 import os
 import shutil
-import signal
 import statistics
-import subprocess
 import sys
 import tempfile
 import textwrap
 import threading
 import time
-import uuid
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 AUTOGRADER = os.path.dirname(HERE)
@@ -48,14 +43,14 @@ REPO = os.path.dirname(AUTOGRADER)
 if AUTOGRADER not in sys.path:
     sys.path.insert(0, AUTOGRADER)
 
-from limits import Cgroup, hogs, stop_hogs  # noqa: E402
+from assemble import build_source, student_files, student_paths  # noqa: E402
+from grade import SYSTEM_PATH, Graded, InContainer, Limits, grade, lay_out  # noqa: E402
+from limits import hogs, stop_hogs  # noqa: E402
 
 from grader.parts import PART_ORDER, in_scope, parts_reading  # noqa: E402
 from selftest.cases import AT_END, CASES, FULL_REST, Case, Function  # noqa: E402
 
 DOCKER_IMAGE = os.path.join(REPO, "dist", "gradescope-image")  # the docker configuration's image, kept between runs
-CASE_TIMEOUT_S = 1800.0  # the runner's own limit per grading: only a grader bug can reach it
-TAG = "MINDDP_SELFTEST_TAG"  # set in each grading's environment: finds processes it left behind
 
 
 def docker_room(image: str = DOCKER_IMAGE):
@@ -64,27 +59,9 @@ def docker_room(image: str = DOCKER_IMAGE):
     return sim.gradescope_image(image, torch_index=os.environ.get("TORCH_INDEX_URL"))
 
 
-def _load_build():
-    spec = importlib.util.spec_from_file_location("autograder_build", os.path.join(AUTOGRADER, "build.py"))
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-def student_files() -> list:
-    if os.path.join(REPO, "tools", "student") not in sys.path:
-        sys.path.insert(0, os.path.join(REPO, "tools", "student"))
-    from course import load_student_files  # the one reader of student_files.json
-    return load_student_files(os.path.join(REPO, "solutions", "student_files.json"))
-
-
 def files_by_part() -> dict[str, str]:
     """{part: its student file's path}, as grader/parts.py's functions take it."""
     return {str(f.part): f.path for f in student_files()}
-
-
-def student_paths() -> list[str]:
-    return [entry.path for entry in student_files()]
 
 
 # -- making a submission -----------------------------------------------------------------------------------
@@ -159,196 +136,6 @@ def scoped(case: Case) -> Case:
     if not skipped or set(skipped) & {*case.zero, *case.says}:
         return case
     return replace(case, parts=PART_ORDER[len(skipped):])
-
-
-# -- grading one submission ----------------------------------------------------------------------------------
-
-@dataclass
-class Graded:
-    results: dict | None
-    seconds: float
-    returncode: int | None
-    log: str  # the grader's stdout and stderr (tail)
-    problems: list = field(default_factory=list)  # what went wrong with the grading itself
-
-
-@dataclass(frozen=True)
-class Limits:
-    """Each grading inside a cgroup of ``cpus`` CPUs (and ``memory_mb``, if given); None: no cgroup."""
-    cpus: float | None = None
-    memory_mb: int | None = None
-
-
-def grade(source: str, submission: str, folder: str, cache: str | None, timeout_s: float = CASE_TIMEOUT_S,
-          python: str = sys.executable, limits: Limits = Limits(), parts: tuple | None = None,
-          checks: tuple | None = None, room=None, time_limit_s: float | None = None, jail: str | None = None) -> Graded:
-    """Grade ``submission`` as run_autograder would, in ``folder`` laid out like /autograder: here, or, with a
-    ``room`` (sim.Docker), as root in a fresh Gradescope-shaped container from its image."""
-    case_source = os.path.join(folder, "source")
-    shutil.copytree(source, case_source)  # a fresh copy: a hostile submission may litter it
-    results = os.path.join(folder, "results", "results.json")
-    os.makedirs(os.path.dirname(results), exist_ok=True)
-    command = [python, "-m", "grader", "--source", case_source, "--submission", submission, "--results", results]
-    if cache:
-        command += ["--reference-cache", cache]
-    if parts is not None:
-        command += ["--parts", ",".join(parts)]
-    if checks is not None:
-        command += ["--checks", ",".join(checks)]
-    if time_limit_s is not None:
-        command += ["--time-limit-s", str(time_limit_s)]
-    if jail is not None:
-        command += ["--jail", jail]
-    temp = os.path.join(folder, "tmp")  # the grader's TMPDIR: whatever it leaves there is a leak
-    os.makedirs(temp)
-    log_path = os.path.join(folder, "grader.log")
-    began = time.monotonic()
-    if room is None:
-        returncode, problems, left = _grade_here(command, case_source, temp, log_path, timeout_s, limits)
-    else:
-        returncode, problems, left = _grade_in_container(room, command, case_source, temp, log_path, timeout_s,
-                                                         limits, [os.path.commonpath([folder, *([os.path.dirname(cache)] if cache else [])])])
-    seconds = time.monotonic() - began
-    try:
-        with open(results, encoding="utf-8") as f:
-            data = json.load(f)
-    except (OSError, ValueError) as error:
-        data = None
-        problems.append(f"results.json is missing or not JSON: {error}")
-    uid = ((data or {}).get("extra_data") or {}).get("student_uid")
-    if room is None and isinstance(uid, int):
-        left += processes_of_uid(uid)
-    if left:
-        described = [describe_process(pid) if isinstance(pid, int) else pid for pid in left]
-        kill_all([pid for pid in left if isinstance(pid, int)])
-        problems.append(f"the grader left {len(left)} process(es) running after it exited: {described}")
-    leftovers = sorted(os.listdir(temp))
-    if leftovers:
-        problems.append(f"the grader left {len(leftovers)} file(s) in its temporary folder: {leftovers[:5]}")
-    if returncode != 0 and not problems:
-        problems.append(f"the grader exited with code {returncode}")
-    with open(log_path, "rb") as f:
-        log_text = f.read()[-4000:].decode("utf-8", "replace")
-    return Graded(data, seconds, returncode, log_text, problems)
-
-
-def _grade_here(command: list[str], cwd: str, temp: str, log_path: str, timeout_s: float,
-                limits: Limits) -> tuple[int | None, list[str], list]:
-    """Run the grader on this machine (in a cgroup of ``limits``); (exit code, problems, processes left)."""
-    tag = uuid.uuid4().hex
-    problems: list[str] = []
-    group = Cgroup(limits.cpus, limits.memory_mb) if limits.cpus else None
-    if group:
-        timeout_s /= min(1.0, limits.cpus)  # the runner's own guard, not a verdict: scaled to the CPU given
-    try:
-        with open(log_path, "wb") as log:
-            proc = subprocess.Popen(command, cwd=cwd, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                    env={**os.environ, TAG: tag, "TMPDIR": temp}, start_new_session=True,
-                                    preexec_fn=group.join if group else None)
-            try:
-                returncode = proc.wait(timeout=timeout_s)
-            except subprocess.TimeoutExpired:
-                kill_all(processes_tagged(TAG, tag))
-                returncode = proc.wait()
-                problems.append(f"the grader did not finish within {timeout_s:.0f} s and was killed")
-    finally:
-        if group:
-            if group.oom_kills():
-                problems.append(f"{group.oom_kills()} process(es) were killed by the cgroup's out-of-memory killer")
-            group.remove()
-    return returncode, problems, processes_tagged(TAG, tag)
-
-
-# The container's first process: runs the grader, then lists what is still running (the grader must leave
-# nothing; a container's end would hide it) into the file named by its first argument.
-CONTAINER_INIT = """
-import json, os, subprocess, sys
-code = subprocess.call(sys.argv[2:])
-left = []
-for pid in os.listdir("/proc"):
-    if pid.isdigit() and int(pid) != os.getpid():
-        try:
-            status = dict(l.split(":", 1) for l in open(f"/proc/{pid}/status") if ":" in l)
-            command = open(f"/proc/{pid}/cmdline", "rb").read().replace(b"\\0", b" ").decode("utf-8", "replace")
-            left.append(f"{pid} (uid {status['Uid'].split()[0]}, {status['State'].strip()}): {command[:200]}")
-        except OSError:
-            pass
-with open(sys.argv[1], "w") as f:
-    json.dump(left, f)
-sys.exit(code)
-"""
-
-
-def _grade_in_container(room, command: list[str], cwd: str, temp: str, log_path: str, timeout_s: float,
-                        limits: Limits, binds: list[str]) -> tuple[int | None, list[str], list]:
-    """Run the grader as root in a fresh container from ``room``'s image (Docker's defaults); ``binds``: this
-    machine's folders it sees at their own paths. (exit code, problems, processes left)."""
-    problems: list[str] = []
-    report = os.path.join(temp, "..", "left.json")
-    env = {"PATH": "/usr/local/bin:/usr/bin:/bin", "LANG": "C.UTF-8", "HOME": "/root", "TMPDIR": temp}
-    if limits.cpus:
-        timeout_s /= min(1.0, limits.cpus)
-    with open(log_path, "wb") as log:
-        ran = room.image.run(["bash", "-c", 'cd "$0" && exec "$@"', cwd, command[0], "-c", CONTAINER_INIT,
-                              report, *command], env, binds=binds, cwd="/", cpus=limits.cpus,
-                             memory_mb=limits.memory_mb, stdout=log, timeout_s=timeout_s)
-    if ran.exit_code == -9:
-        problems.append(f"the grader did not finish within {timeout_s:.0f} s and was killed")
-    if ran.oom_kills:
-        problems.append(f"{ran.oom_kills} process(es) were killed by the cgroup's out-of-memory killer")
-    try:
-        with open(report, encoding="utf-8") as f:
-            left = json.load(f)
-        os.remove(report)
-    except (OSError, ValueError):
-        left = []
-    return ran.exit_code, problems, left
-
-
-def processes_tagged(variable: str, value: str) -> list[int]:
-    """Every process whose environment has ``variable=value`` (the grader and its trusted processes)."""
-    needle, found = f"{variable}={value}".encode(), []
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit() or int(entry) == os.getpid():
-            continue
-        try:
-            with open(f"/proc/{entry}/environ", "rb") as f:
-                if needle in f.read().split(b"\0"):
-                    found.append(int(entry))
-        except OSError:
-            continue
-    return found
-
-
-def describe_process(pid: int) -> str:
-    try:
-        with open(f"/proc/{pid}/cmdline", "rb") as f:
-            command = f.read().replace(b"\0", b" ").decode("utf-8", "replace")[:200]
-        with open(f"/proc/{pid}/status") as f:
-            fields = dict(line.split(":", 1) for line in f if ":" in line)
-        return (f"{pid} (uid {fields['Uid'].split()[0]}, ppid {fields['PPid'].strip()}, {fields['State'].strip()}): "
-                f"{command}")
-    except OSError:
-        return f"{pid} (gone)"
-
-
-def kill_all(pids: list[int]) -> None:
-    for pid in pids:
-        try:
-            os.kill(pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
-
-
-def processes_of_uid(uid: int) -> list[int]:
-    found = []
-    for entry in os.listdir("/proc"):
-        try:
-            if entry.isdigit() and os.stat(f"/proc/{entry}").st_uid == uid:
-                found.append(int(entry))
-        except OSError:
-            continue
-    return found
 
 
 # -- checking the expectation --------------------------------------------------------------------------------
@@ -459,7 +246,7 @@ class SelfTest:
         # The jail tree: the image's (setup.sh built it around the venv), or one kept beside this checkout's
         # venv for every grading of this self-test (hard links on its file system, built once).
         self.jail = room.jail if room else os.path.join(self.workdir, "jail")
-        self.source = _load_build().build_source(os.path.join(self.workdir, "source"))
+        self.source = build_source(os.path.join(self.workdir, "source"))
         self.cache = os.path.join(self.workdir, "reference-cache.json")
         self.baseline: dict | None = None
         self._lock = threading.Lock()
@@ -472,18 +259,38 @@ class SelfTest:
         os.makedirs(path)
         return path
 
+    def grade_in(self, folder: str, cache: str | None, case: Case | None = None) -> Graded:
+        """Grade ``folder``/submission (the caller wrote it) in ``folder`` laid out like /autograder, through the
+        one grading entry point: here, or in a fresh container from this self-test's image."""
+        lay_out(folder, self.source)
+        room, env = None, None
+        if self.room is not None:  # the folder (and the cache beside it) at their own paths inside
+            shared = os.path.commonpath([folder, *([os.path.dirname(cache)] if cache else [])])
+            room = InContainer(self.room.image, binds=[(shared, shared)], report=(folder, folder))
+            env = {"PATH": SYSTEM_PATH, "LANG": "C.UTF-8", "HOME": "/root"}
+        args: list[str] = []
+        if case is not None:
+            for flag, values in (("--parts", case.parts), ("--checks", case.checks)):
+                if values is not None:
+                    args += [flag, ",".join(values)]
+            if case.time_limit_s is not None:
+                args += ["--time-limit-s", str(case.time_limit_s)]
+        return grade(folder, room=room, env=env, python=self.python, grader_args=tuple(args), reference_cache=cache,
+                     jail=self.jail, limits=self.limits, log_path=os.path.join(folder, "grader.log"))
+
+    def copy_cache(self, folder: str) -> str:
+        """Each grading its own copy of the reference cache: nothing can spoil the next one's."""
+        cache = self.cache + ".copy-" + os.path.basename(folder)
+        if os.path.exists(self.cache):
+            shutil.copyfile(self.cache, cache)
+        return cache
+
     def grade_case(self, case: Case, cached: bool = True) -> Outcome:
         case = scoped(case)
         folder = self.folder(case.name)
-        submission = make_submission(case, os.path.join(folder, "submission"))
-        cache = None
-        if cached:
-            cache = self.cache + ".copy-" + os.path.basename(folder)
-            if os.path.exists(self.cache):
-                shutil.copyfile(self.cache, cache)  # each grading its own copy: nothing can spoil the next one's
-        graded = grade(self.source, submission, folder, cache, python=self.python, limits=self.limits,
-                       parts=case.parts, checks=case.checks, room=self.room, time_limit_s=case.time_limit_s,
-                       jail=self.jail)
+        make_submission(case, os.path.join(folder, "submission"))
+        cache = self.copy_cache(folder) if cached else None
+        graded = self.grade_in(folder, cache, case)
         if cached and os.path.exists(cache):
             if not os.path.exists(self.cache):
                 shutil.copyfile(cache, self.cache)  # the first grading computed the reference pass

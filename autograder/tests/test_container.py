@@ -15,7 +15,7 @@ import pytest
 AUTOGRADER = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 REPOSITORY = os.path.dirname(AUTOGRADER)
 import container  # noqa: E402
-from build import expected_score  # noqa: E402
+from grade import expected_score  # noqa: E402
 
 
 @pytest.fixture(scope="module")
@@ -60,7 +60,7 @@ def test_make_grade_under_dockers_capabilities(capabilities, submission, score, 
     root = str(tmp_path / "autograder")
     args = [] if submission == "solutions" else ["--submission", os.path.join(REPOSITORY, "assignment")]
     done = subprocess.run(["setpriv", f"--bounding-set={bounding}", sys.executable,
-                           os.path.join(AUTOGRADER, "build.py"), "grade", "--keep", root, *args],
+                           os.path.join(AUTOGRADER, "grade.py"), "--keep", root, *args],
                           capture_output=True, text=True, timeout=900)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     with open(os.path.join(root, "results", "results.json"), encoding="utf-8") as f:

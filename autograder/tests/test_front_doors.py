@@ -1,6 +1,6 @@
 """The front doors as their users walk them: a student's `make install` (a fresh venv, torch's CPU build),
 `make test` and `make submit`; then the staff's `make grade SUBMISSION=...` on that zip
-(autograder/build.py grade: run_autograder in a folder laid out like Gradescope's /autograder), in every
+(autograder/grade.py: run_autograder in a folder laid out like Gradescope's /autograder), in every
 form Gradescope accepts: the zip itself (extracted as Gradescope does), a folder holding that one zip (a
 student who zipped the zip), and the plain folder. Each must score what the work earns: full marks.
 """
@@ -20,7 +20,7 @@ import pytest
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.join(REPO, "tools", "student"))
 
-from build import expected_score  # noqa: E402  (autograder/, on sys.path by conftest.py)
+from grade import expected_score  # noqa: E402  (autograder/, on sys.path by conftest.py)
 
 from course import RELEASE_STAMP, load_student_files  # noqa: E402
 
@@ -83,9 +83,9 @@ def cache(tmp_path_factory) -> str:
 
 
 def make_grade(submission: str, root: str, cache: str) -> dict:
-    """`make grade SUBMISSION=...` (the same build.py command), keeping the folder to read results.json."""
+    """`make grade SUBMISSION=...` (the same grade.py command), keeping the folder to read results.json."""
     env = {**os.environ, "MINDDP_REFERENCE_CACHE": cache}
-    done = subprocess.run([sys.executable, os.path.join(REPO, "autograder", "build.py"), "grade", "--submission",
+    done = subprocess.run([sys.executable, os.path.join(REPO, "autograder", "grade.py"), "--submission",
                            submission, "--keep", root], capture_output=True, text=True, env=env, timeout=1200)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     with open(os.path.join(root, "results", "results.json"), encoding="utf-8") as f:
@@ -151,7 +151,7 @@ def test_a_weight_changed_in_solutions_is_what_make_grade_grades(tmp_path):
     old = float(declared.group(1))
     part5.write_text(text[:declared.start(1)] + f"{old + 1:g}" + text[declared.end(1):])
     root = tmp_path / "ag"
-    done = subprocess.run([sys.executable, str(scratch / "autograder" / "build.py"), "grade", "--keep", str(root)],
+    done = subprocess.run([sys.executable, str(scratch / "autograder" / "grade.py"), "--keep", str(root)],
                           capture_output=True, text=True, timeout=1800)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     with open(root / "results" / "results.json", encoding="utf-8") as f:

@@ -25,7 +25,7 @@ import regrade  # noqa: E402
 
 FULL = regrade.full_marks()  # every point the checks give: the solutions' score
 
-from selftest.run import student_paths  # noqa: E402  (on sys.path by conftest.py)
+from assemble import student_paths  # noqa: E402  (on sys.path by conftest.py)
 
 SOLUTIONS, STUBS = "301", "302"
 METADATA = f"""\
@@ -60,7 +60,7 @@ def export(tmp_path_factory) -> str:
     """export.zip as Gradescope writes it: one top folder, submission_<id>/ folders, the metadata."""
     work = tmp_path_factory.mktemp("regrade")
     top = work / "assignment_42_export"
-    regrade.build().reference_submission(str(top / f"submission_{SOLUTIONS}"))
+    regrade.assembler().reference_submission(str(top / f"submission_{SOLUTIONS}"))
     stubs = work / "stubs"
     for path in student_paths():
         os.makedirs(os.path.dirname(stubs / path), exist_ok=True)

@@ -235,15 +235,21 @@ def test_plots_are_pngs(tmp_path):
 # -- the orchestration, with a stand-in for the grader ------------------------------------------------------
 
 class FakeGrader:
-    """selftest/run.py's ``grade``, standing in: scores each file of the submission 1 ("ok" in it) or 0; the
-    first grading writes the reference cache, as the grader does."""
+    """autograder/grade.py with its ``grade`` standing in (the rest is the real module: laying out the folder):
+    scores each file of the submission 1 ("ok" in it) or 0; the first grading writes the reference cache, as
+    the grader does."""
 
     def __init__(self):
         self.graded: list[tuple[str, bool]] = []  # (the submission's answers.py, whether a cache was given filled)
+        self.real = regrade.grading()
 
-    def grade(self, source, submission, folder, cache):
+    def __getattr__(self, name):
+        return getattr(self.real, name)
+
+    def grade(self, folder, reference_cache, log_path):
+        source, submission, cache = os.path.join(folder, "source"), os.path.join(folder, "submission"), reference_cache
         assert os.path.isfile(os.path.join(source, "run_autograder")), "not a built source folder"
-        assert os.path.dirname(submission) == folder  # laid out in the grading's own folder
+        assert os.path.isdir(submission)  # laid out in the grading's own folder
         with open(os.path.join(submission, "answers.py")) as f:
             text = f.read()
         self.graded.append((text, os.path.exists(cache)))
@@ -257,7 +263,7 @@ class FakeGrader:
 @pytest.fixture
 def fake(monkeypatch):
     grader = FakeGrader()
-    monkeypatch.setattr(regrade, "selftest_run", lambda: grader)
+    monkeypatch.setattr(regrade, "grading", lambda: grader)
     return grader
 
 

@@ -1,8 +1,7 @@
-"""Staff tool: assemble the Gradescope autograder, zip it, or run it locally exactly as Gradescope would.
+"""Staff tool: assemble the Gradescope autograder's source folder and zip it (grade.py runs it).
 
-    python autograder/build.py zip dist/autograder.zip        # `make autograder`
-    python autograder/build.py grade [--submission PATH]      # `make grade [SUBMISSION=...]`
-    python autograder/build.py smoke-zips dist                # `make autograder`: dist/solutions.zip, stubs.zip
+    python autograder/assemble.py zip dist/autograder.zip        # `make autograder`
+    python autograder/assemble.py smoke-zips dist                # `make autograder`: dist/solutions.zip, stubs.zip
 
 The source folder (the zip's content, /autograder/source on Gradescope):
 
@@ -23,13 +22,13 @@ from __future__ import annotations
 import argparse
 import os
 import shutil
-import subprocess
 import sys
 import tempfile
 import zipfile
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 HERE = os.path.join(REPO, "autograder")
+STUDENT_TOOLS = os.path.join(REPO, "tools", "student")  # course.py: shipped to students, read here too
 IGNORE = shutil.ignore_patterns("__pycache__", "*.pyc")
 
 
@@ -63,20 +62,9 @@ def keep_secret(source: str) -> None:
     os.chmod(os.path.join(source, secret.NAME), 0o600)
 
 
-def expected_score(text: str) -> float:
-    """``--expect``: a score, or "full": every point the checks give, bonus included (the sum of the weights
-    in solutions/grading: one truth, so no total is typed anywhere)."""
-    if text != "full":
-        return float(text)
-    if os.path.join(REPO, "solutions") not in sys.path:
-        sys.path.insert(0, os.path.join(REPO, "solutions"))
-    from grading.registry import full_marks
-    return full_marks()
-
-
 def release_files() -> dict[str, bytes]:
     """The student release as solutions/ says it is at this moment (tools/release.py, in memory)."""
-    for folder in (os.path.join(REPO, "tools"), os.path.join(REPO, "tools", "student")):
+    for folder in (os.path.join(REPO, "tools"), STUDENT_TOOLS):
         if folder not in sys.path:
             sys.path.insert(0, folder)
     from release import Layout, build_release
@@ -131,12 +119,21 @@ def build_zip(path: str) -> str:
     return path
 
 
+def student_files() -> list:
+    """The files students edit (solutions/student_files.json, read by the release's one reader, course.py)."""
+    if STUDENT_TOOLS not in sys.path:
+        sys.path.insert(0, STUDENT_TOOLS)
+    from course import load_student_files
+    return load_student_files(os.path.join(REPO, "solutions", "student_files.json"))
+
+
+def student_paths() -> list[str]:
+    return [entry.path for entry in student_files()]
+
+
 def reference_submission(into: str) -> str:
     """The solutions' student-edited files, laid out as `make submit` would."""
-    sys.path.insert(0, os.path.join(REPO, "tools", "student"))
-    from course import load_student_files  # the one reader of student_files.json
-    paths = [entry.path for entry in load_student_files(os.path.join(REPO, "solutions", "student_files.json"))]
-    for path in paths:
+    for path in student_paths():
         os.makedirs(os.path.dirname(os.path.join(into, path)) or into, exist_ok=True)
         shutil.copyfile(os.path.join(REPO, "solutions", path), os.path.join(into, path))
     from course import RELEASE_STAMP
@@ -148,9 +145,8 @@ def reference_submission(into: str) -> str:
 def smoke_zips(out: str) -> list[str]:
     """``out``/solutions.zip and ``out``/stubs.zip, written as a student's `make submit` writes submission.zip:
     what a TA uploads with "Test Autograder" to check a deployment (GRADESCOPE.md: full marks, then 0)."""
-    sys.path.insert(0, os.path.join(REPO, "tools", "student"))
-    from course import RELEASE_STAMP, load_student_files, write_submission
-    files = load_student_files(os.path.join(REPO, "solutions", "student_files.json"))
+    files = student_files()
+    from course import RELEASE_STAMP, write_submission
     os.makedirs(out, exist_ok=True)
     written = []
     for name, root in (("solutions", "solutions"), ("stubs", "assignment")):
@@ -161,93 +157,19 @@ def smoke_zips(out: str) -> list[str]:
     return written
 
 
-def unpack_like_gradescope(archive: str, target: str) -> None:
-    """Gradescope extracts an uploaded .zip into /autograder/submission; anything else lands there as is."""
-    os.makedirs(target)
-    if not zipfile.is_zipfile(archive):
-        shutil.copyfile(archive, os.path.join(target, os.path.basename(archive)))
-        return
-    with zipfile.ZipFile(archive) as zf:
-        for info in zf.infolist():
-            path = os.path.realpath(os.path.join(target, info.filename))
-            if path.startswith(os.path.realpath(target) + os.sep):
-                zf.extract(info, target)
-
-
-def lay_out(submission: str, target: str) -> str:
-    """A submission into ``target`` as Gradescope hands it to the autograder: a folder as it is, an
-    uploaded zip extracted."""
-    if os.path.isdir(submission):
-        shutil.copytree(submission, target, symlinks=True)  # as uploaded: links stay links (the grader refuses them)
-    else:
-        unpack_like_gradescope(submission, target)
-    return target
-
-
-def grade(submission: str | None, keep: str | None = None, expect: float | None = None) -> int:
-    """Lay out a folder like Gradescope's /autograder and run run_autograder in it; results.json is kept as
-    dist/results.json, the folder only with ``keep`` (then it is that folder)."""
-    root = keep or tempfile.mkdtemp(prefix="minddp-autograder-")
-    try:
-        return _grade_in(root, submission, expect)
-    finally:
-        if keep is None:
-            subprocess.run(["rm", "-rf", "--one-file-system", root], check=False)
-
-
-def _grade_in(root: str, submission: str | None, expect: float | None) -> int:
-    source = build_source(os.path.join(root, "source"))
-    kept = os.path.join(REPO, "dist", "reference-cache.json")  # what setup.sh would have made (it checks it fits)
-    if os.path.exists(kept):
-        shutil.copyfile(kept, os.path.join(source, "reference-cache.json"))
-    target = os.path.join(root, "submission")
-    if os.path.exists(target):
-        shutil.rmtree(target)
-    if submission is None:
-        reference_submission(target)
-    else:
-        lay_out(submission, target)
-    os.makedirs(os.path.join(root, "results"), exist_ok=True)
-    # The jail tree (used where no mount namespace can be made) is kept in dist/, on the file system of this
-    # checkout's venv, so that it is hard links only and built once.
-    env = {**os.environ, "AUTOGRADER_ROOT": root, "PYTHON": sys.executable, "MINDDP_JAIL": os.path.join(REPO, "dist", "jail")}
-    code = subprocess.call(["bash", os.path.join(root, "source", "run_autograder")], env=env)
-    if os.path.exists(os.path.join(source, "reference-cache.json")):
-        os.makedirs(os.path.dirname(kept), exist_ok=True)
-        shutil.copyfile(os.path.join(source, "reference-cache.json"), kept)
-    results = os.path.join(REPO, "dist", "results.json")
-    shutil.copyfile(os.path.join(root, "results", "results.json"), results)
-    print(f"results.json kept as {os.path.relpath(results)}")
-    if expect is not None:
-        import json
-        with open(results, encoding="utf-8") as f:
-            score = json.load(f).get("score")
-        if score != expect:
-            print(f"expected a score of {expect:g}, got {score}", file=sys.stderr)
-            return 1
-    return code
-
-
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="autograder/build.py", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="autograder/assemble.py", description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True)
     zip_cmd = sub.add_parser("zip")
     zip_cmd.add_argument("path")
     smoke_cmd = sub.add_parser("smoke-zips", help="solutions.zip and stubs.zip for Gradescope's Test Autograder")
     smoke_cmd.add_argument("out")
-    grade_cmd = sub.add_parser("grade")
-    grade_cmd.add_argument("--submission", help="a folder or a .zip (default: the solutions)")
-    grade_cmd.add_argument("--keep", help="use this folder as /autograder and keep it")
-    grade_cmd.add_argument("--expect", type=expected_score,
-                           help='exit 1 unless the score is this ("full": every point the checks give)')
     args = parser.parse_args(argv)
     if args.command == "zip":
         print(build_zip(args.path))
         return 0
-    if args.command == "smoke-zips":
-        print("\n".join(smoke_zips(args.out)))
-        return 0
-    return grade(args.submission, args.keep, args.expect)
+    print("\n".join(smoke_zips(args.out)))
+    return 0
 
 
 if __name__ == "__main__":
