@@ -14,8 +14,9 @@ TIMINGS := $(PY) tools/timings.py  # each tier's target records its wall time (d
 help: ## list the targets
 	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-12s %s\n", $$1, $$2}'
 
-$(STAMP): requirements.txt requirements-dev.txt tools/student/install.py
+$(STAMP): requirements.txt requirements-dev.txt tools/student/install.py pyproject.toml
 	$(PYTHON) tools/student/install.py $(VENV) -r requirements.txt -r requirements-dev.txt
+	$(PY) -m pip install --quiet --no-deps -e .  # the staff side, in development mode (pyproject.toml)
 	@touch $@
 
 install: $(STAMP) ## create .venv with the pinned packages (torch 2.13.0 CPU)
@@ -118,7 +119,7 @@ selftest: $(STAMP) ## the autograder on hostile submissions and mutants (SELFTES
 
 staff-tools: $(STAMP) ## the staff tools end to end: the table of files each part reads (proven), make regrade; the random configurations of any secret
 	@$(TIMINGS) start staff-tools
-	$(PYTEST) -q autograder/tests/test_parts.py autograder/tests/test_regrade.py autograder/tests/test_random_configurations.py
+	$(PYTEST) -q autograder/tests/test_parts.py autograder/tests/test_regrade_export.py autograder/tests/test_random_configurations.py
 	@$(TIMINGS) stop staff-tools
 
 .PHONY: doors

@@ -1,7 +1,8 @@
 """Staff tool: assemble the Gradescope autograder's source folder and zip it (grade.py runs it).
 
-    python autograder/assemble.py zip dist/autograder.zip        # `make autograder`
-    python autograder/assemble.py smoke-zips dist                # `make autograder`: dist/solutions.zip, stubs.zip
+    python -m autograder.assemble zip dist/autograder.zip        # `make autograder`
+    python -m autograder.assemble smoke-zips dist                # `make autograder`: dist/solutions.zip, stubs.zip
+    python -m autograder.assemble source OUT                     # the source folder alone (make regrade OLD=rev)
 
 The source folder (the zip's content, /autograder/source on Gradescope):
 
@@ -28,7 +29,6 @@ import zipfile
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 HERE = os.path.join(REPO, "autograder")
-STUDENT_TOOLS = os.path.join(REPO, "tools", "student")  # course.py: shipped to students, read here too
 IGNORE = shutil.ignore_patterns("__pycache__", "*.pyc")
 
 
@@ -52,7 +52,6 @@ def keep_secret(source: str) -> None:
     """The hidden inputs' secret (grader/secret.py) of this checkout's builds, kept in dist/: every local build
     grades with the same hidden inputs, so dist/reference-cache.json stays valid. (The zip has none: setup.sh
     draws one when Gradescope builds the image.)"""
-    sys.path.insert(0, HERE)
     from grader import secret
     kept = os.path.join(REPO, "dist", secret.NAME)
     os.makedirs(os.path.dirname(kept), exist_ok=True)
@@ -64,10 +63,7 @@ def keep_secret(source: str) -> None:
 
 def release_files() -> dict[str, bytes]:
     """The student release as solutions/ says it is at this moment (tools/release.py, in memory)."""
-    for folder in (os.path.join(REPO, "tools"), STUDENT_TOOLS):
-        if folder not in sys.path:
-            sys.path.insert(0, folder)
-    from release import Layout, build_release
+    from tools.release import Layout, build_release
     return build_release(Layout.of_repo(REPO)).files
 
 
@@ -75,7 +71,7 @@ def release_now(into: str) -> str:
     """The release now, written to ``into``: the autograder grades with these checks and this skeleton, never
     with a stale assignment/."""
     files = release_files()
-    from release import write_release  # importable once release_files has run
+    from tools.release import write_release
     write_release(files, into)
     return into
 
@@ -121,9 +117,7 @@ def build_zip(path: str) -> str:
 
 def student_files() -> list:
     """The files students edit (solutions/student_files.json, read by the release's one reader, course.py)."""
-    if STUDENT_TOOLS not in sys.path:
-        sys.path.insert(0, STUDENT_TOOLS)
-    from course import load_student_files
+    from tools.student.course import load_student_files
     return load_student_files(os.path.join(REPO, "solutions", "student_files.json"))
 
 
@@ -136,7 +130,7 @@ def reference_submission(into: str) -> str:
     for path in student_paths():
         os.makedirs(os.path.dirname(os.path.join(into, path)) or into, exist_ok=True)
         shutil.copyfile(os.path.join(REPO, "solutions", path), os.path.join(into, path))
-    from course import RELEASE_STAMP
+    from tools.student.course import RELEASE_STAMP
     with open(os.path.join(into, RELEASE_STAMP), "wb") as f:  # as `make submit` in the current release adds it
         f.write(release_files()[RELEASE_STAMP])
     return into
@@ -146,7 +140,7 @@ def smoke_zips(out: str) -> list[str]:
     """``out``/solutions.zip and ``out``/stubs.zip, written as a student's `make submit` writes submission.zip:
     what a TA uploads with "Test Autograder" to check a deployment (GRADESCOPE.md: full marks, then 0)."""
     files = student_files()
-    from course import RELEASE_STAMP, write_submission
+    from tools.student.course import RELEASE_STAMP, write_submission
     os.makedirs(out, exist_ok=True)
     written = []
     for name, root in (("solutions", "solutions"), ("stubs", "assignment")):
@@ -158,15 +152,20 @@ def smoke_zips(out: str) -> list[str]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="autograder/assemble.py", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="python -m autograder.assemble", description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True)
     zip_cmd = sub.add_parser("zip")
     zip_cmd.add_argument("path")
     smoke_cmd = sub.add_parser("smoke-zips", help="solutions.zip and stubs.zip for Gradescope's Test Autograder")
     smoke_cmd.add_argument("out")
+    source_cmd = sub.add_parser("source", help="the source folder (the zip's content, with this checkout's secret)")
+    source_cmd.add_argument("out")
     args = parser.parse_args(argv)
     if args.command == "zip":
         print(build_zip(args.path))
+        return 0
+    if args.command == "source":
+        print(build_source(args.out))
         return 0
     print("\n".join(smoke_zips(args.out)))
     return 0

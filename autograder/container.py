@@ -41,13 +41,11 @@ import tempfile
 import uuid
 from dataclasses import dataclass
 
+from autograder.limits import Cgroup
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
 MOBY = os.path.join(REPO, "dist", "moby")
-if HERE not in sys.path:
-    sys.path.insert(0, HERE)
-
-from limits import Cgroup  # noqa: E402
 
 # include/uapi/linux/capability.h: name -> bit
 CAPABILITIES = ("CHOWN DAC_OVERRIDE DAC_READ_SEARCH FOWNER FSETID KILL SETGID SETUID SETPCAP LINUX_IMMUTABLE "

@@ -1,6 +1,6 @@
 """The one way to run a grading: Gradescope's entry point, run_autograder, on a folder laid out like /autograder.
 
-    python autograder/grade.py [--submission PATH] [--keep DIR] [--expect SCORE]   # `make grade [SUBMISSION=...]`
+    python -m autograder.grade [--submission PATH] [--keep DIR] [--expect SCORE]   # `make grade [SUBMISSION=...]`
 
 Every front door grades through ``grade()`` below and keeps only what is its own:
 
@@ -31,12 +31,8 @@ import uuid
 import zipfile
 from dataclasses import dataclass, field
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-REPO = os.path.dirname(HERE)
-if HERE not in sys.path:  # entry script: `python autograder/grade.py` from a bare checkout (make grade, py310)
-    sys.path.insert(0, HERE)
-
-from limits import Cgroup  # noqa: E402
+from autograder.limits import Cgroup
+from tools import REPO, student_side
 
 TIMEOUT_S = 1800.0  # the runner's own limit per grading: only a grader bug can reach it
 TAG = "MINDDP_GRADING_TAG"  # set in each grading's environment: finds the processes it left behind
@@ -307,8 +303,7 @@ def expected_score(text: str) -> float:
     in solutions/grading: one truth, so no total is typed anywhere)."""
     if text != "full":
         return float(text)
-    if os.path.join(REPO, "solutions") not in sys.path:
-        sys.path.insert(0, os.path.join(REPO, "solutions"))
+    student_side()
     from grading.registry import full_marks
     return full_marks()
 
@@ -317,7 +312,7 @@ def make_grade(submission: str | None, keep: str | None = None, expect: float | 
     """`make grade`: the source folder as solutions/ says it is now, the submission (default: the solutions'
     files, as `make submit` would zip them), the grader's output on this terminal; results.json is kept as
     dist/results.json, the folder only with ``keep`` (then it is that folder)."""
-    import assemble
+    from autograder import assemble
     root = keep or tempfile.mkdtemp(prefix="minddp-autograder-")
     try:
         if os.path.exists(os.path.join(root, "source")):
@@ -357,7 +352,7 @@ def make_grade(submission: str | None, keep: str | None = None, expect: float | 
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="autograder/grade.py", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="python -m autograder.grade", description=__doc__.splitlines()[0])
     parser.add_argument("--submission", help="a folder or a .zip (default: the solutions)")
     parser.add_argument("--keep", help="use this folder as /autograder and keep it")
     parser.add_argument("--expect", type=expected_score,

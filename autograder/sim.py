@@ -1,6 +1,6 @@
 """`make gradescope-sim`: Gradescope, simulated on this machine, as strictly as it can be.
 
-    python autograder/sim.py [--config docker|privileged] [--submission solutions|stubs|PATH] [--cpus 0.5]
+    python -m autograder.sim [--config docker|privileged] [--submission solutions|stubs|PATH] [--cpus 0.5]
                              [--memory-mb 768] [--hog N] [--torch-index URL] [--image DIR] [--root DIR]
                              [--reuse-setup] [--expect SCORE]
 
@@ -33,22 +33,19 @@ import sys
 import time
 import zipfile
 
+from autograder import assemble
+from autograder.grade import SYSTEM_PATH, Here, InContainer, Limits, expected_score, grade, place_submission
+from autograder.limits import hogs, stop_hogs
+from grader.reference import CACHE_NAME
+from grader.results import gradescope_problems
+from grader.secret import NAME as SECRET_NAME
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
 MARKER = ".made-by-minddp-gradescope-sim"
-if HERE not in sys.path:  # entry script: `python autograder/sim.py` from a bare checkout (make gradescope-sim)
-    sys.path.insert(0, HERE)
 # Wall-time budgets at Gradescope's half vCPU (reported, never a verdict: machines differ): the solutions,
 # and the worst hostile submission (every part hangs), against Gradescope's 10-minute limit.
 BUDGETS_S = {"solutions": 60.0, "hostile": 300.0}
-
-import assemble  # noqa: E402
-from grade import SYSTEM_PATH, Here, InContainer, Limits, expected_score, grade, place_submission  # noqa: E402
-from limits import hogs, stop_hogs  # noqa: E402
-
-from grader.reference import CACHE_NAME  # noqa: E402
-from grader.results import gradescope_problems  # noqa: E402
-from grader.secret import NAME as SECRET_NAME  # noqa: E402
 
 SETUP_CACHE = ".setup-reference-cache.json"  # --reuse-setup: the reference cache setup.sh made
 SETUP_SECRET = ".setup-hidden-secret"  # ... and the secret it drew the hidden inputs from
@@ -125,7 +122,7 @@ class Docker:
     root = "/autograder"
 
     def __init__(self, image_dir: str | None):
-        from container import Image
+        from autograder.container import Image
         self.image = Image(image_dir)
         self.keep = image_dir is not None
         self.here = self.image.path(self.root)
@@ -237,7 +234,7 @@ def gradescope_image(image_dir: str, torch_index: str | None = None) -> Docker:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="autograder/sim.py", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="python -m autograder.sim", description=__doc__.splitlines()[0])
     parser.add_argument("--config", choices=["docker", "privileged"], default="docker",
                         help="docker: Docker's default container, as Gradescope (default); privileged: every "
                              "capability, no container")

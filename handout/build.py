@@ -93,8 +93,7 @@ def main(argv: list[str] | None = None) -> int:
     began = time.monotonic()
     ensure_latex()
     if not args.no_figures:
-        sys.path.insert(0, HERE)
-        import figures
+        from handout import figures
         written = figures.write()
         print(f"handout: generated {len(written)} files in handout/generated/ from the reference code")
     built = latexmk()

@@ -27,13 +27,13 @@ import sys
 import tempfile
 from typing import Any
 
+from handout import questions
+from tools import student_side
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
 GENERATED = os.path.join(HERE, "generated")
-sys.path[:0] = [os.path.join(REPO, "solutions"), HERE]
-
-import questions  # noqa: E402
-
+student_side()  # the reference's numbers: minddp and the checks, from solutions/
 from minddp import timeline as tl  # noqa: E402
 from minddp.bucketing import DEFAULT_FIRST_BUCKET_BYTES, MiB, compute_bucket_assignment  # noqa: E402
 from minddp.model_shapes import meta_tensors, param_numels  # noqa: E402

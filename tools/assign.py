@@ -18,13 +18,10 @@ import json
 import os
 import sys
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path[:0] = [HERE, os.path.join(HERE, "student")]  # course.py is shared with the students' copy
-
-from instructor_diff import Submission, render, stub_reports, submission_reports, verdict_lines  # noqa: E402
-from release import Layout, ReleaseError, build_release, compare, write_release, write_student_zip  # noqa: E402
-
-from course import parts_table  # noqa: E402
+from tools import REPO
+from tools.instructor_diff import Submission, render, stub_reports, submission_reports, verdict_lines
+from tools.release import Layout, ReleaseError, build_release, compare, write_release, write_student_zip
+from tools.student.course import parts_table
 
 
 def cmd_generate(layout: Layout, args: argparse.Namespace) -> int:
@@ -78,7 +75,7 @@ def cmd_diff(layout: Layout, args: argparse.Namespace) -> int:
 
 
 def cmd_validate(layout: Layout, args: argparse.Namespace) -> int:
-    from validate import validate  # imports subprocess machinery only when needed
+    from tools.validate import validate  # imports subprocess machinery only when needed
     release = build_release(layout)
     if compare(release.files, layout.assignment):
         print("validate: note: assignment/ is stale (see `make check-sync`); validating a fresh generation")
@@ -101,7 +98,7 @@ def cmd_student_zip(layout: Layout, args: argparse.Namespace) -> int:
 
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--repo", default=os.path.dirname(HERE), help="repository root (default: this tool's)")
+    p.add_argument("--repo", default=REPO, help="repository root (default: this tool's)")
     sub = p.add_subparsers(dest="command", required=True)
     sub.add_parser("generate", help="write assignment/ from solutions/").set_defaults(run=cmd_generate)
     sub.add_parser("check", help="exit 1 if assignment/ differs from a fresh generation").set_defaults(run=cmd_check)

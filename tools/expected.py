@@ -16,10 +16,9 @@ import json
 import os
 import sys
 
-REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-SOLUTIONS = os.path.join(REPO, "solutions")
-sys.path.insert(0, SOLUTIONS)
+from tools import REPO, SOLUTIONS, student_side
 
+student_side()
 from grading.checks import EXPECTED, reference_solution_results  # noqa: E402
 from grading.local import LocalRunner  # noqa: E402
 from grading.registry import public_checks  # noqa: E402

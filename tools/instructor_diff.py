@@ -13,17 +13,13 @@ import ast
 import difflib
 import io
 import os
-import sys
 import textwrap
 import tokenize
 from dataclasses import dataclass, field
 
-from markers import BEGIN_RE, END_RE, PlacedRegion
-
-from course import StudentFile, find_stubs, iter_functions
-
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "autograder"))
-from grader.stage import locate, read_upload  # noqa: E402  (the autograder's one rule for finding files)
+from grader.stage import locate, read_upload  # the autograder's one rule for finding files
+from tools.markers import BEGIN_RE, END_RE, PlacedRegion
+from tools.student.course import StudentFile, find_stubs, iter_functions
 
 ANSI = {"-": "\033[31m", "+": "\033[32m", "@": "\033[36m", "title": "\033[1m", "reset": "\033[0m"}
 

@@ -11,7 +11,7 @@ import re
 import tokenize
 from dataclasses import dataclass
 
-from course import FunctionNode, iter_functions, stub_message
+from tools.student.course import FunctionNode, iter_functions, stub_message
 
 BEGIN_RE = re.compile(r"# BEGIN SOLUTION(?:\s+hint:\s*(?P<hint>\S.*)|\s+design:\s*(?P<design>\S.*))?$")
 END_RE = re.compile(r"# END SOLUTION$")

@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import argparse
 import csv
-import functools
 import hashlib
 import importlib.util
 import json
@@ -473,23 +472,26 @@ def plot_old_vs_new(path: str, old: dict[str, dict | None], new: dict[str, dict 
 
 # -- graders: this tree's, or another git revision's ---------------------------------------------------------
 
-def load_assembler(tree: str):
-    """A tree's autograder/assemble.py (build.py before it had that name) as a module: each tree its own, so
-    that an old revision builds its grader from itself."""
-    path = next((p for p in (os.path.join(tree, "autograder", name) for name in ("assemble.py", "build.py"))
-                 if os.path.isfile(p)), None)
-    if path is None:
+def source_builder(tree: str):
+    """How a tree builds its grader's source folder, each tree from itself (an old revision with its own code):
+    `python -m autograder.assemble source OUT` run in the tree, or, for a revision from before that command,
+    its autograder/build.py's ``build_source``."""
+    if os.path.isfile(os.path.join(tree, "autograder", "assemble.py")):
+        def build_source(out: str) -> str:
+            done = subprocess.run([sys.executable, "-m", "autograder.assemble", "source", out], cwd=tree,
+                                  capture_output=True, text=True, stdin=subprocess.DEVNULL)
+            if done.returncode:
+                raise RegradeError(f"{tree} could not build its grader: {done.stderr.strip()[-2000:]}")
+            return out
+        return build_source
+    path = os.path.join(tree, "autograder", "build.py")
+    if not os.path.isfile(path):
         raise RegradeError(f"{tree} has no autograder/assemble.py (nor build.py) to build a grader")
-    spec = importlib.util.spec_from_file_location(f"autograder_assemble_{hashlib.sha1(path.encode()).hexdigest()[:8]}",
+    spec = importlib.util.spec_from_file_location(f"autograder_build_{hashlib.sha1(path.encode()).hexdigest()[:8]}",
                                                   path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
-    return module
-
-
-@functools.cache
-def assembler():
-    return load_assembler(REPO)
+    return module.build_source
 
 
 def tree_hash(path: str) -> str:
@@ -592,9 +594,7 @@ def default_jobs() -> int:
 def grading():
     """autograder/grade.py, the one grading entry point: its ``grade`` runs run_autograder on a folder laid
     out like /autograder and checks that it left no process or temporary file behind."""
-    if AUTOGRADER not in sys.path:
-        sys.path.insert(0, AUTOGRADER)
-    import grade
+    from autograder import grade
     return grade
 
 
@@ -775,11 +775,12 @@ def regrade(export: str, out: str, jobs: int, old: str | None = None, progress: 
     try:
         submissions = read_export(open_export(export, scratch))
         os.makedirs(out, exist_ok=True)
-        new = prepare_grader(assembler().build_source, out, "this tree")
+        from autograder import assemble
+        new = prepare_grader(assemble.build_source, out, "this tree")
         previous = None  # built before any grading: a bad OLD fails in seconds, not after the new grading
         if old:
             tree = old_tree(old, scratch)
-            previous = prepare_grader(load_assembler(tree).build_source, out, f"OLD={old}")
+            previous = prepare_grader(source_builder(tree), out, f"OLD={old}")
         print(f"{len(submissions)} submission(s) in {export}; {jobs} at a time; output in {out}", flush=True)
         new_results, text = grade_and_report(new, submissions, out, jobs, progress)
         print(text, flush=True)

@@ -14,9 +14,8 @@ import re
 import zipfile
 from dataclasses import dataclass
 
-from markers import MarkerError, make_stubs, refuse_markers
-
-from course import CONFIG_NAME, RELEASE_STAMP, CourseError, StudentFile, load_student_files
+from tools.markers import MarkerError, make_stubs, refuse_markers
+from tools.student.course import CONFIG_NAME, RELEASE_STAMP, CourseError, StudentFile, load_student_files
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 # What of solutions/ students get (folders are copied whole); bench.py and the like stay with the staff.

@@ -24,9 +24,8 @@ import zipfile
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
-from release import Layout, Release, write_release, write_student_zip
-
-from course import STUB_RE
+from tools.release import Layout, Release, write_release, write_student_zip
+from tools.student.course import STUB_RE
 
 PLUGINS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "plugins")
 STUB_FAILURE_RE = re.compile(r"NotImplementedError: " + STUB_RE.pattern)

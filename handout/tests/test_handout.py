@@ -20,19 +20,17 @@ import os
 import re
 import shutil
 import subprocess
-import sys
 
 import pytest
+
+from handout import build, contract
+from tools import student_side
+from tools.student.course import find_stubs, load_student_files
 
 HANDOUT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 REPO = os.path.dirname(HANDOUT)
 ASSIGNMENT = os.path.join(REPO, "assignment")
-sys.path[:0] = [HANDOUT, os.path.join(REPO, "solutions"), os.path.join(REPO, "tools", "student")]
-
-import build  # noqa: E402
-import contract  # noqa: E402
-
-from course import find_stubs, load_student_files  # noqa: E402
+student_side()
 
 MACRO_RE = re.compile(r"\\(api|apiname|testname)\{([^{}]*)\}\{([^{}]*)\}")
 MAX_PDF_BYTES = 1_500_000
@@ -262,8 +260,7 @@ def main_text() -> str:
 
 def solution_lines() -> list[tuple[str, str]]:
     """(file:line, code) of every statement line of every solution region, comments dropped."""
-    sys.path.insert(0, os.path.join(REPO, "tools"))
-    from markers import find_regions
+    from tools.markers import find_regions
     lines = []
     for entry in load_student_files(os.path.join(REPO, "solutions", "student_files.json")):
         with open(os.path.join(REPO, "solutions", entry.path), encoding="utf-8") as f:

@@ -10,7 +10,8 @@ import sys
 import textwrap
 
 import pytest
-from release import Layout
+
+from tools.release import Layout
 
 TOOLS = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 REPO = os.path.dirname(TOOLS)
@@ -88,7 +89,7 @@ def run_assign(*args: str, repo: str = REPO) -> subprocess.CompletedProcess:
 
 def copy_release(destination: str) -> str:
     """A fresh copy of the real release (what students unpack), without touching assignment/."""
-    from release import build_release, write_release
+    from tools.release import build_release, write_release
     write_release(build_release(Layout.of_repo(REPO)).files, destination)
     return destination
 
@@ -106,6 +107,6 @@ def make(folder: str, *args: str, timeout: float = 300) -> subprocess.CompletedP
 
 
 def replace_stubs_with_solutions(folder: str) -> None:
-    from course import load_student_files
+    from tools.student.course import load_student_files
     for entry in load_student_files(os.path.join(REPO, "solutions", "student_files.json")):
         shutil.copyfile(os.path.join(REPO, "solutions", entry.path), os.path.join(folder, entry.path))

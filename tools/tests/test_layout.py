@@ -1,7 +1,7 @@
 """The repository's shape stays one a TA can hold in their head: no import circle, no two modules or packages
 with one name, and sys.path edited only where code must run from a bare folder (each place says why)."""
 
-import imports
+from tools import imports
 
 # Where sys.path may be edited, and why: code that runs from a folder nothing installs.
 PATH_EDITS = {

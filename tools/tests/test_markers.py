@@ -6,9 +6,9 @@ import ast
 import textwrap
 
 import pytest
-from markers import MarkerError, make_stubs, refuse_markers
 
-from course import find_stubs
+from tools.markers import MarkerError, make_stubs, refuse_markers
+from tools.student.course import find_stubs
 
 FILE = "solutions/minddp/x.py"
 

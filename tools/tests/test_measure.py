@@ -3,20 +3,17 @@
 from __future__ import annotations
 
 import ast
-import os
-import sys
 
 import pytest
-from conftest import REPO, copy_release, make
+from conftest import copy_release, make
+
+from tools import on_student_side
 
 
 @pytest.fixture(scope="module")
 def solutions_on_path():
-    sys.path.insert(0, os.path.join(REPO, "solutions"))
-    try:
+    with on_student_side():
         yield
-    finally:
-        sys.path.remove(os.path.join(REPO, "solutions"))
 
 
 @pytest.fixture(scope="module")

@@ -1,5 +1,5 @@
 """tools/regrade.py without grading: the export and its metadata, the CSV, the summary, the changed list, and
-the resumable orchestration with a stand-in for the grader (the real gradings: autograder/tests/test_regrade.py)."""
+the resumable orchestration with a stand-in for the grader (the real gradings: autograder/tests/test_regrade_export.py)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,8 @@ import types
 import zipfile
 
 import pytest
-import regrade
+
+from tools import regrade
 
 METADATA = """\
 ---

@@ -10,9 +10,9 @@ import zipfile
 
 import pytest
 from conftest import REPO, TOOLS, run_assign, write
-from release import Layout, ReleaseError, build_release, compare, write_release, write_student_zip
 
-from course import find_stubs, load_student_files
+from tools.release import Layout, ReleaseError, build_release, compare, write_release, write_student_zip
+from tools.student.course import find_stubs, load_student_files
 
 
 def generate(layout: Layout) -> dict[str, bytes]:

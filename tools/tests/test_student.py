@@ -8,7 +8,8 @@ import zipfile
 
 import pytest
 from conftest import make, replace_stubs_with_solutions, run_assign
-from validate import _judge_stub, provided_reason
+
+from tools.validate import _judge_stub, provided_reason
 
 STUDENT_PATHS = ["minddp/process_group.py", "minddp/bucketing.py", "minddp/reducer.py", "minddp/ddp.py",
                  "minddp/timeline.py", "answers.py"]

@@ -1,11 +1,6 @@
 """The README's durations are generated from tools/timings.json (never typed), as tools/timings.py writes them."""
 
-import os
-import sys
-
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-
-import timings  # noqa: E402
+from tools import timings
 
 
 def test_readme_shows_the_kept_measurements():

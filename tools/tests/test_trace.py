@@ -8,17 +8,16 @@ import shutil
 import sys
 
 import pytest
-from conftest import REPO, copy_release, make, replace_stubs_with_solutions
+from conftest import copy_release, make, replace_stubs_with_solutions
+
+from tools import on_student_side
 
 
 @pytest.fixture(scope="module")
 def tracer():
-    sys.path.insert(0, os.path.join(REPO, "solutions"))
-    try:
+    with on_student_side():
         import tracer
         yield tracer
-    finally:
-        sys.path.remove(os.path.join(REPO, "solutions"))
 
 
 @pytest.fixture(scope="module")

@@ -18,14 +18,10 @@ import zipfile
 
 import pytest
 
-REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-sys.path.insert(0, os.path.join(REPO, "tools"))
-
-import regrade  # noqa: E402
+from autograder.assemble import reference_submission, student_paths
+from tools import REPO, regrade
 
 FULL = regrade.full_marks()  # every point the checks give: the solutions' score
-
-from assemble import student_paths  # noqa: E402  (on sys.path by conftest.py)
 
 SOLUTIONS, STUBS = "301", "302"
 METADATA = f"""\
@@ -60,7 +56,7 @@ def export(tmp_path_factory) -> str:
     """export.zip as Gradescope writes it: one top folder, submission_<id>/ folders, the metadata."""
     work = tmp_path_factory.mktemp("regrade")
     top = work / "assignment_42_export"
-    regrade.assembler().reference_submission(str(top / f"submission_{SOLUTIONS}"))
+    reference_submission(str(top / f"submission_{SOLUTIONS}"))
     stubs = work / "stubs"
     for path in student_paths():
         os.makedirs(os.path.dirname(stubs / path), exist_ok=True)
