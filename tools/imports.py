@@ -2,6 +2,7 @@
 
     .venv/bin/python tools/imports.py            # the circles, shared names and sys.path edits (exit 1 if any circle)
     .venv/bin/python tools/imports.py --graph    # every edge: importer -> imported
+    .venv/bin/python tools/imports.py --folders  # who imports whom, folder by folder (how many imports)
 
 Read from the source (ast), never by importing: every ``import``, ``from ... import`` (at module level or
 inside a function: a lazy import is a dependency too) and ``importlib.import_module("...")`` with a literal
@@ -20,8 +21,10 @@ import sys
 from collections import defaultdict
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-# The folders code runs from (what is first on sys.path when it runs), most specific first.
-ROOTS = ("solutions", "autograder", "tools/student", "tools/plugins", "tools", "handout")
+# The folders code imports from (what is on sys.path when it runs), most specific first: the student side's
+# release root, the grader's staged folder, the student templates (course.py in a release), the pytest plugin,
+# and the repository's root for the staff packages (autograder, tools, handout: pyproject.toml).
+ROOTS = ("solutions", "autograder", "tools/student", "tools/plugins", "")
 NOT_CODE = ("assignment/", "autograder/selftest/mutants/", "autograder/selftest/correct/",
             "autograder/selftest/submissions/")
 CONVENTIONAL = {"__init__.py", "__main__.py", "conftest.py"}  # names every package or test folder may have
@@ -33,12 +36,15 @@ def python_files(repo: str = REPO) -> list[str]:
     return sorted(p for p in listed if not p.startswith(NOT_CODE) and os.path.exists(os.path.join(repo, p)))
 
 
-def root_of(path: str) -> str:
-    return next((r for r in ROOTS if path.startswith(r + "/")), os.path.dirname(path))
+def roots_of(path: str) -> list[str]:
+    """The roots ``path`` lies under, most specific first."""
+    return [r for r in ROOTS if not r or path.startswith(r + "/")]
 
 
-def module_name(path: str) -> str:
-    relative = os.path.relpath(path, root_of(path))[:-3].replace(os.sep, ".")
+def module_name(path: str, root: str | None = None) -> str:
+    """``path``'s module name as imported from ``root`` (default: its most specific root)."""
+    root = roots_of(path)[0] if root is None else root
+    relative = os.path.relpath(path, root or ".")[:-3].replace(os.sep, ".")
     return relative[: -len(".__init__")] if relative.endswith(".__init__") else relative
 
 
@@ -70,21 +76,18 @@ def graph(repo: str = REPO) -> dict[str, set[str]]:
     files = python_files(repo)
     by_root: dict[str, dict[str, str]] = defaultdict(dict)
     for path in files:
-        by_root[root_of(path)][module_name(path)] = path
-    order = list(dict.fromkeys([*ROOTS, *by_root]))
+        for root in roots_of(path):
+            by_root[root][module_name(path, root)] = path
     edges: dict[str, set[str]] = {}
     for path in files:
         with open(os.path.join(repo, path), encoding="utf-8") as f:
             tree = ast.parse(f.read(), path)
-        own = root_of(path)
+        order = [*roots_of(path), *[r for r in ROOTS if r not in roots_of(path)]]
         found = set()
         for name in imported_names(path, tree):
-            for root in [own, *[r for r in order if r != own]]:
-                target = by_root[root].get(name)
-                if target:
-                    if target != path:
-                        found.add(target)
-                    break
+            target = next((by_root[root][name] for root in order if name in by_root[root]), None)
+            if target and target != path:
+                found.add(target)
         edges[path] = found
     return edges
 
@@ -160,8 +163,18 @@ def path_edits(repo: str = REPO) -> list[str]:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="tools/imports.py", description=__doc__.splitlines()[0])
     parser.add_argument("--graph", action="store_true", help="print every edge")
+    parser.add_argument("--folders", action="store_true", help="the edges summed folder by folder")
     args = parser.parse_args(argv)
     edges = graph()
+    if args.folders:
+        counts: dict[tuple[str, str], int] = defaultdict(int)
+        for path, targets in edges.items():
+            for target in targets:
+                if os.path.dirname(path) != os.path.dirname(target):
+                    counts[os.path.dirname(path), os.path.dirname(target)] += 1
+        for (source, target), count in sorted(counts.items()):
+            print(f"{source}/ -> {target}/: {count}")
+        return 0
     if args.graph:
         for path in sorted(edges):
             for target in sorted(edges[path]):

@@ -128,7 +128,7 @@ def provided_tests() -> set[tuple[str, str]]:
 
 def test_every_check_is_in_the_handout():
     """Each part's box shows the generated table of its checks (grading/part*.py, as Gradescope runs them)."""
-    import figures
+    from handout import figures
     text = "".join(open(path, encoding="utf-8").read() for path in tex_files())
     missing = [part for part in figures.CHECK_PARTS if f"\\input{{generated/checks-{part}.tex}}" not in text]
     assert not missing, f"parts whose checks table the handout never shows: {missing}"
@@ -296,7 +296,7 @@ def test_a_recipe_in_the_main_text_would_be_found():
 # -- numbers ----------------------------------------------------------------------------------------------------
 
 def test_generated_numbers_and_figure_data_match_the_reference_code():
-    import figures
+    from handout import figures
     stale = figures.stale_files()
     assert not stale, (f"handout/generated/{{{','.join(stale)}}} differ from what the reference code computes "
                        "now: run `make handout` (and commit handout/ and handout.pdf)")
@@ -312,7 +312,8 @@ def close(a, b) -> bool:
 
 def test_answers_equal_what_the_reference_code_computes():
     import answers
-    import questions
+
+    from handout import questions
     reference = questions.reference_answers()
     functions = sorted(name for name in dir(answers) if re.match(r"q\d+_", name))
     assert functions == sorted(reference), "solutions/answers.py and handout/questions.py list different questions"
@@ -398,9 +399,8 @@ def test_the_points_follow_the_weights(monkeypatch):
     """A TA changes a check's weight: the handout's part points and totals change with it."""
     import dataclasses
 
-    import figures
-
     from grading import registry
+    from handout import figures
     real = registry.public_checks()
     before = figures.points_tex()
     monkeypatch.setattr(registry, "public_checks", lambda: [
