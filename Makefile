@@ -60,7 +60,8 @@ lint: $(STAMP) ## ruff (ruff.toml), and prove the code runs on Gradescope's Pyth
 unit: $(STAMP) ## unit tests: tools, the grader's pieces (staging, sandbox, results), the handout
 	@$(TIMINGS) start unit
 	$(PYTEST) -q tools/tests
-	$(PYTEST) -q autograder/tests/test_grader_units.py autograder/tests/test_sandbox.py autograder/tests/test_reference_cache.py \
+	$(PYTEST) -q autograder/tests/test_grader_units.py autograder/tests/test_sandbox.py autograder/tests/test_mounts.py \
+	    autograder/tests/test_uids.py autograder/tests/test_seccomp.py autograder/tests/test_reference_cache.py \
 	    autograder/tests/test_zygote.py autograder/tests/test_chroot_jail.py autograder/tests/test_coverage.py
 	$(PYTEST) -q -rs handout/tests
 	@$(TIMINGS) stop unit

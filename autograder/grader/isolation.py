@@ -1,7 +1,7 @@
 """How a grading's student workers are isolated: the layers this machine allows, the folders a worker sees,
 the jail it enters (SECURITY.md is the trust model; ``sandbox.py`` sets each layer up in the worker).
 
-The layers come from what the kernel lets this (root) process do, tried for real (``sandbox.isolation_layers``):
+The layers come from what the kernel lets this (root) process do, tried for real (``layers.isolation_layers``):
 
 * always: a uid of its own, no groups, no capabilities, ``no_new_privs``, resource limits, the seccomp filter,
   and a folder that only that uid may write, made afresh for each set of workers and removed after the check

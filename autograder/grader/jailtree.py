@@ -1,7 +1,7 @@
 """The tree a student worker is chrooted into where no mount namespace can be made (SECURITY.md: layers).
 
 A default Docker container (Gradescope's) has ``CAP_SYS_CHROOT`` but not ``CAP_SYS_ADMIN``: a worker cannot
-get a file system built for it at fork time (``sandbox.py``'s empty root needs mounts), but it can be
+get a file system built for it at fork time (``mounts.py``'s empty root needs mounts), but it can be
 chrooted into a tree prepared in advance. setup.sh builds that tree once, when the image is built
 (``python -m grader --build-jail``); a grading checks it is still the tree for this Python and uses it.
 
@@ -41,7 +41,8 @@ import sys
 import time
 from collections.abc import Iterator
 
-from grader.sandbox import links_on_the_way, remove_tree
+from grader.mounts import links_on_the_way
+from grader.uids import remove_tree
 
 MANIFEST = ".minddp-jail.json"
 AREA = "minddp"  # the folder of the gradings' own folders, inside the tree

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import contextlib
 import os
+import shutil
 import sys
+import tempfile
 
 import pytest
 
@@ -38,3 +40,36 @@ def selftest_instance(tmp_path_factory):
                             room=room)
     if room is not None:
         room.close()
+
+
+# ---------------------------------------------------------------------------------------------------------
+# The sandbox's tests (test_sandbox, test_mounts, test_uids, test_seccomp; each uses isolation_available)
+
+
+@pytest.fixture(scope="session")
+def isolation_available():
+    from grader import sandbox
+
+    problem = sandbox.isolation_problem()
+    if problem is not None:
+        pytest.fail(f"this machine cannot isolate student code, so the sandbox is untested: {problem}")
+
+
+@pytest.fixture
+def uid():
+    from grader import sandbox
+
+    return sandbox.pick_uid()
+
+
+@pytest.fixture
+def outside_tmp():
+    """A fresh 0755 root-owned directory that is not under /tmp, /var/tmp or /dev/shm (which the jail
+    replaces), so the jail sees it through the read-only host tree."""
+    parent = next(p for p in ("/var/cache", "/opt", "/srv", "/var/lib") if os.path.isdir(p))
+    path = tempfile.mkdtemp(prefix="sandbox-test-", dir=parent)
+    os.chmod(path, 0o755)
+    try:
+        yield path
+    finally:
+        shutil.rmtree(path)

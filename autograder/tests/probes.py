@@ -23,6 +23,10 @@ from grader.sandbox import Jail
 CHILD_DEADLINE_S = 20.0
 TRUE = shutil.which("true") or "/bin/true"
 LIBC = ctypes.CDLL(None, use_errno=True)
+# What student code needs to keep importing: the dirs of sys.path in the Python installation (here under
+# /root, mode 0700); not the ones pytest and conftest add (the grader's source, the reference solutions).
+PYTHON_DIRS = tuple(sorted({p for p in sys.path if os.path.isabs(p) and os.path.exists(p) and any(
+    p == d or p.startswith(d + "/") for d in (sys.prefix, sys.base_prefix))}))
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -232,3 +236,41 @@ def mounts() -> list[dict]:
             result.append({"point": point, "rw": "rw" in fields[5].split(","), "options": fields[5],
                            "reachable": reachable, "fstype": line.split(" - ")[1].split()[0]})
     return result
+
+
+# ---------------------------------------------------------------------------------------------------------
+# The jails of the sandbox's tests, and processes of a uid
+
+
+def jail(uid: int, readable=(), **kwargs) -> Jail:
+    return Jail(uid=uid, gid=uid, readable=PYTHON_DIRS + tuple(readable), **kwargs)
+
+
+def _become(uid: int) -> None:
+    os.setgroups([])
+    os.setresgid(uid, uid, uid)
+    os.setresuid(uid, uid, uid)
+
+
+def _start_as(uid: int) -> tuple[int, int]:
+    """A process running as uid (fork + setresuid + wait forever); (pid, fd that reads b'r' when ready)."""
+    read_end, write_end = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        try:
+            os.close(read_end)
+            _become(uid)
+            os.write(write_end, b"r")
+            while True:
+                signal.pause()
+        finally:
+            os._exit(1)
+    os.close(write_end)
+    return pid, read_end
+
+
+def _wait_ready(fds: list[int]) -> None:
+    deadline = time.monotonic() + 10
+    for fd in fds:
+        ready, _, _ = select.select([fd], [], [], max(0.0, deadline - time.monotonic()))
+        assert ready and os.read(fd, 1) == b"r"
