@@ -44,7 +44,7 @@ if os.path.dirname(HERE) not in sys.path:
     sys.path.insert(0, os.path.dirname(HERE))
 
 from grader.parts import PART_ORDER, parts_in_full, parts_reading  # noqa: E402
-from selftest.cases import Case  # noqa: E402
+from selftest.kinds import Case  # noqa: E402
 from selftest.run import REPO, Outcome, SelfTest, files_by_part, graded_in, make_submission, part_of, student_paths  # noqa: E402
 
 KINDS = ("mutants", "correct")

@@ -48,7 +48,8 @@ from grade import SYSTEM_PATH, Graded, InContainer, Limits, grade, lay_out  # no
 from limits import hogs, stop_hogs  # noqa: E402
 
 from grader.parts import PART_ORDER, in_scope, parts_reading  # noqa: E402
-from selftest.cases import AT_END, CASES, FULL_REST, Case, Function  # noqa: E402
+from selftest.cases import CASES  # noqa: E402
+from selftest.kinds import AT_END, FULL_REST, Case, Function  # noqa: E402
 
 DOCKER_IMAGE = os.path.join(REPO, "dist", "gradescope-image")  # the docker configuration's image, kept between runs
 

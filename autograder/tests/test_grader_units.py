@@ -409,7 +409,8 @@ def test_a_self_test_case_skips_only_the_parts_graded_before_its_files():
     solutions' code, before any of the case's: skipped; anything else (a part expected to score 0 or to say
     something, a case from the stubs or with an exact score, a mutant's own scope) is graded as declared."""
     from grader.parts import PART_ORDER
-    from selftest.cases import CASES, Case
+    from selftest.cases import CASES
+    from selftest.kinds import Case
     from selftest.run import scoped
     reducer = {"minddp/reducer.py": [("a", "b")]}
     assert scoped(Case("x", "", edits=reducer)).parts == ("3", "4", "5", "6", "A", "B")

@@ -8,7 +8,7 @@ Knobs (environment): SELFTEST (which cases: "fast", the default of `make test`: 
 "all"; "isolation": those whose outcome rests on the isolation layers (``Case.isolation``) and the fast ones;
 or comma-separated names), SELFTEST_CONFIG ("privileged", the default, or "docker": each grading in a fresh
 Gradescope-shaped container), SELFTEST_JOBS (cases graded at the same time, default 2), SELFTEST_PYTHON (the
-Python that runs the grader, privileged). The upload attacks of attacks.py (UPLOADS) run with SELFTEST=all or
+Python that runs the grader, privileged). The upload attacks of attacks/upload.py (UPLOADS) run with SELFTEST=all or
 by name. CI: SELFTEST=all in the Docker-default configuration (`make docker`), SELFTEST=isolation in the
 privileged one (`make test`).
 """
@@ -21,7 +21,8 @@ import time
 import pytest
 
 from selftest import run as selftest  # on sys.path by conftest.py
-from selftest.attacks import UPLOADS, upload_outcomes
+from selftest.attacks.grade_uploads import upload_outcomes
+from selftest.attacks.upload import UPLOADS
 from selftest.cases import CASES
 
 CHOICE = os.environ.get("SELFTEST", "fast")

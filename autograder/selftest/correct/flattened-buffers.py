@@ -1,5 +1,5 @@
 """The forward's buffer broadcast reuses one flat tensor per (dtype, device) made in the constructor, with its views: copy in, broadcast, copy back."""
-from selftest.cases import DDP
+from selftest.kinds import DDP
 
 EDITS = {DDP: [
     ("        self.reducer = Reducer(self.params, bucket_indices, process_group)\n",

@@ -3,7 +3,7 @@ import ast
 import os
 import zipfile
 
-from selftest.cases import AT_END, REDUCER, Function
+from selftest.kinds import AT_END, REDUCER, Function
 from selftest.run import REPO, apply_edits
 
 HERE = os.path.dirname(os.path.abspath(__file__))

@@ -1,5 +1,5 @@
 """The constructor does not broadcast rank 0's parameters and buffers: replicas start apart."""
-from selftest.cases import DDP
+from selftest.kinds import DDP
 
 EDITS = {DDP: [("        broadcast_tensors(list(module.parameters()) + (self.module_buffers if broadcast_buffers else []),\n"
                 "                          process_group)\n", "")]}

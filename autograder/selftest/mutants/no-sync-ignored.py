@@ -1,5 +1,5 @@
 """no_sync() does nothing: every backward inside it still all-reduces."""
-from selftest.cases import DDP
+from selftest.kinds import DDP
 
 EDITS = {DDP: [("        previous = self.require_backward_grad_sync\n        self.require_backward_grad_sync = False\n",
                 "        previous = self.require_backward_grad_sync\n")]}

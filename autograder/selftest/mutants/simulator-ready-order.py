@@ -1,5 +1,5 @@
 """The timeline simulator launches buckets in the order they become ready, not in bucket index order."""
-from selftest.cases import Function
+from selftest.kinds import Function
 
 TIMELINE = "minddp/timeline.py"
 

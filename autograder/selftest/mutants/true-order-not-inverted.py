@@ -1,5 +1,5 @@
 """true_backward_order reverses the permutation itself instead of inverting it (right only for involutions)."""
-from selftest.cases import Function
+from selftest.kinds import Function
 
 TIMELINE = "minddp/timeline.py"
 
