@@ -22,8 +22,10 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from selftest.attacks import ATTACKS  # attacks on the grader's isolation and its checks, in their own package
-from selftest.kinds import (
+from autograder.selftest.attacks import (
+    ATTACKS,  # attacks on the grader's isolation and its checks, in their own package
+)
+from autograder.selftest.kinds import (
     AT_END,
     BUCKETING,
     DDP,

@@ -16,15 +16,11 @@ from __future__ import annotations
 import os
 import sys
 
+from autograder.selftest.mutation import submissions
+from handout import contract
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
-for path in (os.path.dirname(HERE), os.path.join(REPO, "handout")):
-    if path not in sys.path:
-        sys.path.insert(0, path)
-
-import contract  # noqa: E402  (handout/contract.py)
-
-from selftest.mutation import submissions  # noqa: E402
 
 TABLE = os.path.join(HERE, "COVERAGE.md")
 

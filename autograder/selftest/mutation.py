@@ -39,13 +39,13 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-if os.path.dirname(HERE) not in sys.path:
-    sys.path.insert(0, os.path.dirname(HERE))
+from autograder.assemble import student_paths
+from autograder.selftest.kinds import Case
+from autograder.selftest.runner import REPO, Outcome, SelfTest, files_by_part, graded_in, make_submission, part_of
+from grader.parts import PART_ORDER, parts_in_full, parts_reading
+from tools import student_side
 
-from grader.parts import PART_ORDER, parts_in_full, parts_reading  # noqa: E402
-from selftest.kinds import Case  # noqa: E402
-from selftest.run import REPO, Outcome, SelfTest, files_by_part, graded_in, make_submission, part_of, student_paths  # noqa: E402
+HERE = os.path.dirname(os.path.abspath(__file__))
 
 KINDS = ("mutants", "correct")
 # The subset `make test` grades (about a minute); CI and `make mutants` grade every submission.
@@ -142,8 +142,7 @@ def verdict(sub: Submission, outcome: Outcome, baseline: dict) -> list[str]:
 
 def harness() -> None:
     """Make the students' harness (``grading``) importable here."""
-    if os.path.join(REPO, "solutions") not in sys.path:
-        sys.path.insert(0, os.path.join(REPO, "solutions"))
+    student_side()
 
 
 def local_message(folder: str, number: str, server=None) -> str | None:

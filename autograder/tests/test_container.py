@@ -12,10 +12,11 @@ import sys
 
 import pytest
 
+from autograder import container
+from autograder.grade import expected_score
+
 AUTOGRADER = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 REPOSITORY = os.path.dirname(AUTOGRADER)
-import container  # noqa: E402
-from grade import expected_score  # noqa: E402
 
 
 @pytest.fixture(scope="module")

@@ -4,7 +4,7 @@ mutant that breaks it alone and a check the item cites catches it; COVERAGE.md i
 
 from __future__ import annotations
 
-from selftest import coverage
+from autograder.selftest import coverage
 
 
 def test_every_contract_item_has_a_mutant_caught_by_a_check_it_cites():

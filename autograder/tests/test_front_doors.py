@@ -17,12 +17,9 @@ import zipfile
 
 import pytest
 
-REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-sys.path.insert(0, os.path.join(REPO, "tools", "student"))
-
-from grade import expected_score  # noqa: E402  (autograder/, on sys.path by conftest.py)
-
-from course import RELEASE_STAMP, load_student_files  # noqa: E402
+from autograder.grade import expected_score
+from tools import REPO
+from tools.student.course import RELEASE_STAMP, load_student_files
 
 FULL = expected_score("full")  # every point the checks give
 

@@ -6,12 +6,9 @@ import io
 import json
 import os
 import stat
-import sys
 import zipfile
 
 import pytest
-
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from grader.hidden import HIDDEN  # noqa: E402
 from grader.results import MAX_OUTPUT_CHARS, clip, plain, write_fallback, write_results  # noqa: E402
@@ -334,7 +331,7 @@ def test_standins_keep_the_release_and_replace_its_functions():
 def test_gradescope_sim_refuses_a_root_the_student_uid_cannot_reach(tmp_path):
     """`make limits` once put ROOT under a mode-700 mktemp folder: setup.sh then failed, the student uid unable
     to run ROOT/venv/bin/python. The simulator says so before it installs anything."""
-    import sim
+    from autograder import sim
     archive = tmp_path / "autograder.zip"
     with zipfile.ZipFile(archive, "w") as zf:
         zf.writestr("setup.sh", "")
@@ -369,8 +366,8 @@ def test_every_self_test_submission_can_be_built(tmp_path):
     """Every mutant, correct variant and case edits the current reference: an anchor that moved with a change of
     the reference fails here, in `make check`, not half an hour into CI's grading of every submission. (Mutants
     and variants must also compile; some cases are broken on purpose.)"""
-    from selftest import mutation, run
-    from selftest.cases import CASES
+    from autograder.selftest import mutation, run
+    from autograder.selftest.cases import CASES
     for sub in mutation.submissions():
         folder = run.make_submission(sub.case(every_part=False), str(tmp_path / sub.name))
         for path in sub.edits:
@@ -408,10 +405,10 @@ def test_a_self_test_case_skips_only_the_parts_graded_before_its_files():
     """selftest/run.py's ``scoped``: the parts before the first one that reads an edited file run only the
     solutions' code, before any of the case's: skipped; anything else (a part expected to score 0 or to say
     something, a case from the stubs or with an exact score, a mutant's own scope) is graded as declared."""
+    from autograder.selftest.cases import CASES
+    from autograder.selftest.kinds import Case
+    from autograder.selftest.runner import scoped
     from grader.parts import PART_ORDER
-    from selftest.cases import CASES
-    from selftest.kinds import Case
-    from selftest.run import scoped
     reducer = {"minddp/reducer.py": [("a", "b")]}
     assert scoped(Case("x", "", edits=reducer)).parts == ("3", "4", "5", "6", "A", "B")
     assert scoped(Case("x", "", edits={"minddp/ddp.py": [], **reducer})).parts[0] == "3"

@@ -12,8 +12,8 @@ import time
 
 import pytest
 
+from autograder.selftest import mutation
 from grader.parts import PART_ORDER, parts_in_full
-from selftest import mutation
 
 CHOICE = os.environ.get("MUTANTS", "fast")
 JOBS = int(os.environ.get("SELFTEST_JOBS", "2"))

@@ -11,19 +11,16 @@ from __future__ import annotations
 
 import os
 import shutil
-import sys
 
 import pytest
 
 AUTOGRADER = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 REPO = os.path.dirname(AUTOGRADER)
-sys.path.insert(0, AUTOGRADER)
-sys.path.insert(0, os.path.join(REPO, "solutions"))
 
+from autograder.selftest.runner import files_by_part  # noqa: E402
 from grader.parts import DEPENDS, PART_ORDER, files_read, in_scope, parts_in_full, parts_reading  # noqa: E402
 from grading.local import CheckFailed, LocalRunner  # noqa: E402
 from grading.registry import public_checks  # noqa: E402
-from selftest.run import files_by_part  # noqa: E402
 
 FILE_OF = files_by_part()
 POISON = 'raise ImportError("{path} is not one of the files Part {part} reads (grader/parts.py)")\n'

@@ -10,11 +10,8 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import sys
 
 import pytest
-
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from grader.hidden import HIDDEN  # noqa: E402
 from grader.reference import CACHE_NAME, ReferencePass, call_id, canaries, fingerprint, source_digest  # noqa: E402

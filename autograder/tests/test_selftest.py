@@ -20,10 +20,10 @@ import time
 
 import pytest
 
-from selftest import run as selftest  # on sys.path by conftest.py
-from selftest.attacks.grade_uploads import upload_outcomes
-from selftest.attacks.upload import UPLOADS
-from selftest.cases import CASES
+from autograder.selftest import runner as selftest  # on sys.path by conftest.py
+from autograder.selftest.attacks.grade_uploads import upload_outcomes
+from autograder.selftest.attacks.upload import UPLOADS
+from autograder.selftest.cases import CASES
 
 CHOICE = os.environ.get("SELFTEST", "fast")
 FAST = ("solutions", "stubs")
@@ -58,7 +58,7 @@ if any(c.name == "stubs" for c in SELECTED):  # (no test that could only skip)
     def test_make_test_says_what_gradescope_says_of_the_launch(graded):
         """One oracle for check 1.4 too: `make test` starts a real torchrun, Gradescope a jailed launch, and
         both print the same message for the stubs' init_process_group (each rank writes the same message)."""
-        from selftest import mutation
+        from autograder.selftest import mutation
         outcome = graded[0]["stubs"]
         entry = next(t for t in outcome.graded.results["tests"] if t["number"] == "1.4")
         local = mutation.local_message(outcome.folder, "1.4")

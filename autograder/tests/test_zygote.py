@@ -4,11 +4,9 @@ child costs in memory (Gradescope: 768 MB for the grader, the fork server and up
 from __future__ import annotations
 
 import os
-import sys
 
 AUTOGRADER = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SOLUTIONS = os.path.join(os.path.dirname(AUTOGRADER), "solutions")
-sys.path.insert(0, AUTOGRADER)
 
 from grader.run import trusted_env  # noqa: E402
 from grader.zygote import TRAPPED_FUNCTIONS  # noqa: E402

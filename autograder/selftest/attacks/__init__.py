@@ -24,7 +24,7 @@ One module a boundary under attack, each with its ``ATTACKS``:
 
 from __future__ import annotations
 
-from selftest.attacks import channel, environment, launch, resources, torch_ddp, verdict, worker
+from autograder.selftest.attacks import channel, environment, launch, resources, torch_ddp, verdict, worker
 
 # The order the self-test grades and reports them in (the order they were written in, before the split).
 ORDER = (

@@ -4,7 +4,7 @@ the channel's encoding of a tensor. Whatever arrives there is data to validate, 
 
 from __future__ import annotations
 
-from selftest.attacks.shared import (
+from autograder.selftest.attacks.shared import (
     CHANNEL,
     EVERY_PART,
     SCENARIO_ARGS,
@@ -15,7 +15,16 @@ from selftest.attacks.shared import (
     tests_fail,
     tests_pass,
 )
-from selftest.kinds import AT_END, BUCKETING, PROCESS_GROUP, REDUCER, REDUCER_IMPORTS, REDUCER_INIT_BODY, Case, Function
+from autograder.selftest.kinds import (
+    AT_END,
+    BUCKETING,
+    PROCESS_GROUP,
+    REDUCER,
+    REDUCER_IMPORTS,
+    REDUCER_INIT_BODY,
+    Case,
+    Function,
+)
 
 # A forged reply whose lists are all empty, written on the channel before the worker's own: the comparisons
 # must not zip() it with the reference's list (and the worker's real reply, one message late, must not

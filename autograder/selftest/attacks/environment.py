@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import os
 
-from selftest.attacks.shared import ANSWERS, EVERY_PART, PIDS, REPO, absent, stub
-from selftest.kinds import BUCKETING, PROCESS_GROUP, REDUCER, Case
+from autograder.selftest.attacks.shared import ANSWERS, EVERY_PART, PIDS, REPO, absent, stub
+from autograder.selftest.kinds import BUCKETING, PROCESS_GROUP, REDUCER, Case
 
 # ============================================================================================================
 # Loaders of the reference solution

@@ -2,8 +2,8 @@
 with the source's permissions as Gradescope leaves them; ``autograder/tests/test_selftest.py`` calls
 ``upload_outcomes``::
 
-    .venv/bin/python autograder/selftest/attacks/grade_uploads.py uploads [--only NAME,NAME] [--keep]
-    .venv/bin/python autograder/selftest/attacks/grade_uploads.py permissions   # the solutions, source mode 700 as setup.sh leaves it
+    python -m autograder.selftest.attacks.grade_uploads uploads [--only NAME,NAME] [--keep]
+    python -m autograder.selftest.attacks.grade_uploads permissions   # the solutions, source mode 700 as setup.sh leaves it
 """
 
 from __future__ import annotations
@@ -11,38 +11,29 @@ from __future__ import annotations
 import os
 import sys
 
-if __name__ == "__main__":  # run as a script: the runner's package
-    sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
-
-# The one place the attacks use the self-test's runner (grading a submission, its SelfTest, its table and
-# checks), the case list and build.py: nothing in selftest/attacks/ imports this module, so the runner's
-# imports (run -> cases -> attacks -> kinds) run one way. When selftest/run.py's grade(), Limits, Graded and
-# process helpers move to autograder/grade.py, these imports are the ones to change.
-from build import expected_score
-
-from selftest import run
-from selftest.attacks.upload import UPLOADS, Upload
-from selftest.cases import CASES
+# The one place the attacks use the self-test's runner (its SelfTest, its table and checks) and the case
+# list: nothing in selftest/attacks/ imports this module, so the runner's imports (runner -> cases ->
+# attacks -> kinds) run one way.
+from autograder.grade import expected_score
+from autograder.selftest import runner
+from autograder.selftest.attacks.upload import UPLOADS, Upload
+from autograder.selftest.cases import CASES
 
 
 def upload_outcomes(test, uploads: list, jobs: int = 2) -> list:
     """Grade ``uploads`` with the runner's machinery (its make_submission only writes files): ``test`` is a
-    ``run.SelfTest`` that has graded the solutions (its reference cache and baseline are reused)."""
-    import shutil
+    ``runner.SelfTest`` that has graded the solutions (its reference cache and baseline are reused)."""
     from concurrent.futures import ThreadPoolExecutor
 
     def grade_one(upload: Upload):
         folder = test.folder(upload.case.name)
-        submission = upload.build(os.path.join(folder, "submission"), os.path.join(folder, "source"))
-        cache = test.cache + ".copy-" + os.path.basename(folder)
-        shutil.copyfile(test.cache, cache)
-        graded = run.grade(test.source, submission, folder, cache, python=test.python, limits=test.limits,
-                           room=test.room, jail=test.jail)
+        upload.build(os.path.join(folder, "submission"), os.path.join(folder, "source"))
+        graded = test.grade_in(folder, test.copy_cache(folder))
         problems = list(graded.problems)
         if graded.results is not None:
-            problems += run.schema_problems(graded.results) or run.expectation_problems(
+            problems += runner.schema_problems(graded.results) or runner.expectation_problems(
                 upload.case, graded.results, test.baseline)
-        return run.Outcome(upload.case, graded, problems)
+        return runner.Outcome(upload.case, graded, problems)
 
     with ThreadPoolExecutor(max_workers=jobs) as pool:
         return list(pool.map(grade_one, uploads))
@@ -51,10 +42,10 @@ def upload_outcomes(test, uploads: list, jobs: int = 2) -> list:
 def grade_uploads(only: list | None = None, jobs: int = 2, keep: bool = False) -> int:
     import shutil
 
-    test = run.SelfTest()
+    test = runner.SelfTest()
     first = test.grade_case(next(c for c in CASES if c.name == "solutions"))
     outcomes = upload_outcomes(test, [u for u in UPLOADS if not only or u.case.name in only], jobs)
-    print(run.table([first] + outcomes))
+    print(runner.table([first] + outcomes))
     print(f"work folder {test.workdir}")
     if not keep:
         shutil.rmtree(test.workdir, ignore_errors=True)
@@ -67,7 +58,7 @@ def grade_with_gradescope_permissions(keep: bool = False) -> int:
     import shutil
     import subprocess
 
-    test = run.SelfTest()
+    test = runner.SelfTest()
     subprocess.run(["chmod", "-R", "go-rwx", test.source], check=True)  # as setup.sh does
     outcome = test.grade_case(next(c for c in CASES if c.name == "solutions"), cached=False)
     problems = list(outcome.problems)

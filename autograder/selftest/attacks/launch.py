@@ -4,8 +4,8 @@ up or kill."""
 
 from __future__ import annotations
 
-from selftest.attacks.shared import CHANNEL, EVERY_PART, absent, all_of, output_of, tests_fail, tests_pass
-from selftest.kinds import AT_END, PROCESS_GROUP, Case, Function
+from autograder.selftest.attacks.shared import CHANNEL, EVERY_PART, absent, all_of, output_of, tests_fail, tests_pass
+from autograder.selftest.kinds import AT_END, PROCESS_GROUP, Case, Function
 
 # Ports listening in this network namespace (the jail's own /proc/net view).
 LISTENING = r'''

@@ -3,8 +3,8 @@ budget), memory held after a rank replied, threads (the uid's limit), and the di
 
 from __future__ import annotations
 
-from selftest.attacks.shared import ANSWERS, TIMELINE, absent, all_of, stub, tests_fail, tests_pass
-from selftest.kinds import AT_END, BUCKETING, DDP, PROCESS_GROUP, REDUCER, REDUCER_INIT_BODY, Case, Function
+from autograder.selftest.attacks.shared import ANSWERS, TIMELINE, absent, all_of, stub, tests_fail, tests_pass
+from autograder.selftest.kinds import AT_END, BUCKETING, DDP, PROCESS_GROUP, REDUCER, REDUCER_INIT_BODY, Case, Function
 
 # ============================================================================================================
 # Time, memory, disk

@@ -5,8 +5,8 @@ wrap it."""
 
 from __future__ import annotations
 
-from selftest.attacks.shared import CHANNEL, SCENARIO_ARGS, stub
-from selftest.kinds import AT_END, BUCKETING, DDP, REDUCER, Case
+from autograder.selftest.attacks.shared import CHANNEL, SCENARIO_ARGS, stub
+from autograder.selftest.kinds import AT_END, BUCKETING, DDP, REDUCER, Case
 
 # ============================================================================================================
 # Undoing the worker's traps; torch's DDP answering for the student's

@@ -11,8 +11,8 @@ import zipfile
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from selftest.attacks.shared import EVERY_PART, REPO, TIMELINE, _no_control_characters, solution
-from selftest.kinds import BUCKETING, DDP, PROCESS_GROUP, REDUCER, Case
+from autograder.selftest.attacks.shared import EVERY_PART, REPO, TIMELINE, _no_control_characters, solution
+from autograder.selftest.kinds import BUCKETING, DDP, PROCESS_GROUP, REDUCER, Case
 
 
 @dataclass(frozen=True)

@@ -5,10 +5,9 @@ odd failures and values, and messages a check could take for the work itself."""
 from __future__ import annotations
 
 import os
-import sys
 from collections.abc import Callable
 
-from selftest.attacks.shared import (
+from autograder.selftest.attacks.shared import (
     ANSWERS,
     EVERY_PART,
     REPO,
@@ -20,7 +19,7 @@ from selftest.attacks.shared import (
     tests_fail,
     tests_pass,
 )
-from selftest.kinds import AT_END, BLOCKING_ALLREDUCE, BUCKETING, DDP, PROCESS_GROUP, REDUCER, Case, Function
+from autograder.selftest.kinds import AT_END, BLOCKING_ALLREDUCE, BUCKETING, DDP, PROCESS_GROUP, REDUCER, Case, Function
 
 # ============================================================================================================
 # Hidden inputs: what a submission can learn of them, and what a table of answers can do
@@ -77,7 +76,9 @@ def answer_table() -> str:
     the stub, reverse_order written out (check 2.1 calls it directly), and the reference's answers to every input known in advance: the public ones, the hidden lists
     that used to be fixed, and the release's own random_cases at the seed once used for 2.5's hidden inputs."""
     import torch
-    sys.path.insert(0, os.path.join(REPO, "solutions"))
+
+    from tools import student_side
+    student_side()
     from grading import part2
     reference = _reference_bucketing()
     cases = [c for check in part2.CHECKS for run in check.runs for c in run.kwargs.get("cases", ())]

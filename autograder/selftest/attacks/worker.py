@@ -4,8 +4,8 @@ state left behind for a later check to find."""
 
 from __future__ import annotations
 
-from selftest.attacks.shared import PIDS, absent
-from selftest.kinds import AT_END, BUCKETING, DDP, Case
+from autograder.selftest.attacks.shared import PIDS, absent
+from autograder.selftest.kinds import AT_END, BUCKETING, DDP, Case
 
 # ============================================================================================================
 # Processes, signals, other processes' memory

@@ -1,5 +1,5 @@
 """Buckets each (dtype, device) group on its own, then sorts all buckets by when they were sealed."""
-from selftest.kinds import BUCKETING, Function
+from autograder.selftest.kinds import BUCKETING, Function
 
 EDITS = {BUCKETING: [
     Function("reverse_order", '''

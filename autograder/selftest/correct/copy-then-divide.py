@@ -1,5 +1,5 @@
 """Scales while copying, with an in-place division: slot.copy_(grad).div_(world_size), not the bucket's mul_(1/world_size)."""
-from selftest.kinds import REDUCER, SCALE_BUCKET
+from autograder.selftest.kinds import REDUCER, SCALE_BUCKET
 
 EDITS = {REDUCER: [
     ("            slot.copy_(grad)  # raw: all_reduce_bucket scales the whole bucket at once\n",

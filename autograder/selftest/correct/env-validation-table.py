@@ -1,5 +1,5 @@
 """Reads the torchrun variables in one loop, then validates them from a table of (variable, ok, rule) rows."""
-from selftest.kinds import PROCESS_GROUP, Function
+from autograder.selftest.kinds import PROCESS_GROUP, Function
 
 EDITS = {PROCESS_GROUP: [
     Function("node_and_local_rank", '''

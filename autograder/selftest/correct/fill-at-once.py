@@ -1,5 +1,5 @@
 """Only counts gradients as they arrive; when a bucket is complete, fills its buffer with one torch._foreach_copy_."""
-from selftest.kinds import REDUCER, Function
+from autograder.selftest.kinds import REDUCER, Function
 
 EDITS = {REDUCER: [
     Function("Reducer.mark_variable_ready", '''

@@ -1,5 +1,5 @@
 """Keeps each parameter's (start, length) in its bucket's flat buffer and copies gradients in flattened, with reshape(-1) (a copy where the gradient is not contiguous, as a transposed weight's is): no views made at construction."""
-from selftest.kinds import REDUCER
+from autograder.selftest.kinds import REDUCER
 
 EDITS = {REDUCER: [
     ("            slot.copy_(grad)  # raw: all_reduce_bucket scales the whole bucket at once\n",

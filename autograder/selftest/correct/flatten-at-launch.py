@@ -1,5 +1,5 @@
 """No persistent flat buffer: keeps per-parameter gradient copies, flattens them when the bucket launches."""
-from selftest.kinds import REDUCER, Function
+from autograder.selftest.kinds import REDUCER, Function
 
 EDITS = {REDUCER: [
     ("from torch._utils import _unflatten_dense_tensors",

@@ -1,5 +1,5 @@
 """The forward's buffer broadcast reuses one flat tensor per (dtype, device) made in the constructor, with its views: copy in, broadcast, copy back."""
-from selftest.kinds import DDP
+from autograder.selftest.kinds import DDP
 
 EDITS = {DDP: [
     ("        self.reducer = Reducer(self.params, bucket_indices, process_group)\n",

@@ -1,5 +1,5 @@
 """Every bucket's reduction is a Future (all_reduce(...).get_future()); finalize waits for all with wait_all."""
-from selftest.kinds import REDUCER, Function
+from autograder.selftest.kinds import REDUCER, Function
 
 EDITS = {REDUCER: [
     Function("Reducer.all_reduce_bucket", '''

@@ -1,5 +1,5 @@
 """Broadcasts name the source by its rank in the group (group_src=0) and ask the group for its size."""
-from selftest.kinds import DDP, REDUCER
+from autograder.selftest.kinds import DDP, REDUCER
 
 EDITS = {
     DDP: [("dist.broadcast(flat, src=dist.get_global_rank(process_group, src) if process_group else src,\n"

@@ -3,8 +3,8 @@ import ast
 import os
 import zipfile
 
-from selftest.kinds import AT_END, REDUCER, Function
-from selftest.run import REPO, apply_edits
+from autograder.selftest.kinds import AT_END, REDUCER, Function
+from autograder.selftest.runner import REPO, apply_edits
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 # Provided (outside the stubs) and changed since 2026-12-02: Bonus A's usage accounting (2026-12-04, torch's

@@ -1,5 +1,5 @@
 """Hooks each parameter's AccumulateGrad node (grad_fn.next_functions), as torch DDP used to, not post-accumulate hooks."""
-from selftest.kinds import REDUCER
+from autograder.selftest.kinds import REDUCER
 
 EDITS = {REDUCER: [(
     """        self.hook_handles = [param.register_post_accumulate_grad_hook(weak_hook(self.autograd_hook, i))

@@ -1,5 +1,5 @@
 """Prints one line per bucket launch and per backward, logs the rest; launch loop is a for/break over the remaining buckets."""
-from selftest.kinds import REDUCER, REDUCER_IMPORTS, Function
+from autograder.selftest.kinds import REDUCER, REDUCER_IMPORTS, Function
 
 USAGE = "        global_used = self.all_reduce_usage()\n"  # in finalize_backward, after the early return
 

@@ -1,5 +1,5 @@
 """no_sync() keeps a stack of the states it replaced: each exit pops the state its entry pushed."""
-from selftest.kinds import DDP, Function
+from autograder.selftest.kinds import DDP, Function
 
 EDITS = {DDP: [
     Function("DistributedDataParallel.no_sync", '''

@@ -1,8 +1,8 @@
 """Written from the release's stubs and the contract alone, none of torch's structure: parallel lists instead of a bucket record, one helper from ready gradient to launch, every reduction a Future, each gradient scaled while copied in."""
 import os
 
-from selftest.kinds import REDUCER, Function
-from selftest.run import REPO, apply_edits
+from autograder.selftest.kinds import REDUCER, Function
+from autograder.selftest.runner import REPO, apply_edits
 
 STATE = ("        # YOUR DESIGN (handout §3): the state your Reducer keeps between calls (C1-C8).\n", '''\
         self.flats: list[torch.Tensor] = []  # bucket b's flat buffer

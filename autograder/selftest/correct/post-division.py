@@ -1,5 +1,5 @@
 """Copies raw gradients into the bucket, all-reduces the SUM and divides by world size after the wait."""
-from selftest.kinds import REDUCER, SCALE_BUCKET, Function
+from autograder.selftest.kinds import REDUCER, SCALE_BUCKET, Function
 
 EDITS = {REDUCER: [
     Function("Reducer.mark_variable_ready", '''

@@ -1,6 +1,6 @@
 """Tracks the set of ready parameters instead of per-bucket counters; a bucket launches when all its parameters are in it;
 multiplies each gradient by 1/world_size while copying it in, as torch does (not the whole bucket at launch)."""
-from selftest.kinds import REDUCER, SCALE_BUCKET, Function
+from autograder.selftest.kinds import REDUCER, SCALE_BUCKET, Function
 
 EDITS = {REDUCER: [
     Function("Reducer.prepare_for_backward", '''

@@ -1,5 +1,5 @@
 """Tensor hooks (param.register_hook) see each gradient before autograd accumulates it: the Reducer accumulates it into .grad itself, then hands autograd zeros."""
-from selftest.kinds import REDUCER, Function
+from autograder.selftest.kinds import REDUCER, Function
 
 EDITS = {REDUCER: [
     ("@dataclass\nclass Bucket:\n", '''def weak_grad_hook(method: Callable, index: int) -> Callable:

@@ -1,5 +1,5 @@
 """Each bucket's averaged values are written back to .grad by a fut.then(...) continuation of its reduction, chained once every bucket is launched; finalize waits for the chained futures."""
-from selftest.kinds import REDUCER, Function
+from autograder.selftest.kinds import REDUCER, Function
 
 EDITS = {REDUCER: [
     Function("Reducer.mark_bucket_ready", '''

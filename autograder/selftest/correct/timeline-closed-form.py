@@ -1,5 +1,5 @@
 """Timeline written with closed forms and itertools.accumulate instead of explicit loops."""
-from selftest.kinds import Function
+from autograder.selftest.kinds import Function
 
 TIMELINE = "minddp/timeline.py"
 

@@ -1,5 +1,5 @@
 """Gradients are divided by the world size twice (when copied in and again when copied back)."""
-from selftest.kinds import REDUCER
+from autograder.selftest.kinds import REDUCER
 
 EDITS = {REDUCER: [("torch._foreach_copy_(grads, averaged)",
                     "torch._foreach_copy_(grads, [v / self.world_size for v in averaged])")]}

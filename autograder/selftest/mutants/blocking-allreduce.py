@@ -1,5 +1,5 @@
 """The all-reduce is issued synchronously (async_op=False) from the hook: backward waits for communication."""
-from selftest.kinds import BLOCKING_ALLREDUCE, REDUCER
+from autograder.selftest.kinds import BLOCKING_ALLREDUCE, REDUCER
 
 EDITS = {REDUCER: BLOCKING_ALLREDUCE}
 VIOLATES = "C2"

@@ -1,5 +1,5 @@
 """forward broadcasts rank 0's buffers even when the wrapper was built with broadcast_buffers=False."""
-from selftest.kinds import DDP
+from autograder.selftest.kinds import DDP
 
 EDITS = {DDP: [("        if self.broadcast_buffers and self.sync_buffers_next_forward and self.module_buffers:",
                 "        if self.sync_buffers_next_forward and self.module_buffers:")]}

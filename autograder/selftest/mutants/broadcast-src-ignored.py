@@ -1,5 +1,5 @@
 """broadcast_tensors always sends from the group's rank 0, whatever src it is given (the DDP only ever passes 0, so it looks right)."""
-from selftest.kinds import DDP
+from autograder.selftest.kinds import DDP
 
 EDITS = {DDP: [("        dist.broadcast(flat, src=dist.get_global_rank(process_group, src) if process_group else src,\n",
                 "        dist.broadcast(flat, src=dist.get_global_rank(process_group, 0) if process_group else 0,\n")]}

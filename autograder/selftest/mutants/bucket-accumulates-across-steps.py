@@ -1,5 +1,5 @@
 """Each gradient is added into its bucket slot (slot.add_) instead of copied: the bucket, never cleared, carries every earlier step's average."""
-from selftest.kinds import REDUCER
+from autograder.selftest.kinds import REDUCER
 
 EDITS = {REDUCER: [("            slot.copy_(grad)  # raw: all_reduce_bucket scales the whole bucket at once\n",
                     "            slot.add_(grad)\n")]}

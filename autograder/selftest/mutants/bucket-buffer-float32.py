@@ -1,5 +1,5 @@
 """Every bucket's flat buffer is made with torch.zeros(n) (float32 by default), whatever its parameters' dtype."""
-from selftest.kinds import REDUCER
+from autograder.selftest.kinds import REDUCER
 
 EDITS = {REDUCER: [
     ("            buffer = torch.zeros(sum(p.numel() for p in params), dtype=params[0].dtype, device=params[0].device)\n",

@@ -1,5 +1,5 @@
 """compute_bucket_assignment skips tensors with no elements: they end in no bucket."""
-from selftest.kinds import BUCKETING
+from autograder.selftest.kinds import BUCKETING
 
 EDITS = {BUCKETING: [("        tensor = tensors[index]\n",
                       "        tensor = tensors[index]\n        if tensor.numel() == 0:\n            continue\n")]}

@@ -1,5 +1,5 @@
 """Buckets are grouped by dtype only: tensors of one dtype on two devices share a bucket."""
-from selftest.kinds import BUCKETING
+from autograder.selftest.kinds import BUCKETING
 
 EDITS = {BUCKETING: [("group = (tensor.dtype, tensor.device)", "group = (tensor.dtype,)")]}
 VIOLATES = "R2"

@@ -1,5 +1,5 @@
 """Buffers are broadcast after the module's forward instead of before it."""
-from selftest.kinds import DDP
+from autograder.selftest.kinds import DDP
 
 EDITS = {DDP: [
     ("        if self.broadcast_buffers and self.sync_buffers_next_forward and self.module_buffers:\n"

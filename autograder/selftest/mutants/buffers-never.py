@@ -1,5 +1,5 @@
 """Buffers (BatchNorm running statistics) are broadcast at construction only, never in forward."""
-from selftest.kinds import DDP
+from autograder.selftest.kinds import DDP
 
 EDITS = {DDP: [("        if self.broadcast_buffers and self.sync_buffers_next_forward and self.module_buffers:\n"
                 "            broadcast_tensors(self.module_buffers, self.process_group)\n", "")]}

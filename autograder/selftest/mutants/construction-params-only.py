@@ -1,5 +1,5 @@
 """The constructor broadcasts rank 0's parameters but not its buffers (forward's broadcast hides it, mostly)."""
-from selftest.kinds import DDP
+from autograder.selftest.kinds import DDP
 
 EDITS = {DDP: [("        broadcast_tensors(list(module.parameters()) + (self.module_buffers if broadcast_buffers else []),\n",
                 "        broadcast_tensors(list(module.parameters()),\n")]}

@@ -1,5 +1,5 @@
 """The constructor broadcasts each parameter and buffer on its own ("it runs once, so simplicity beats speed"): torch's DDP sends one broadcast per (dtype, device) group."""
-from selftest.kinds import DDP
+from autograder.selftest.kinds import DDP
 
 # Once a correct variant; the handout's W2 makes the construction's collectives part of the contract (torch's
 # one broadcast per group is what makes wrapping a large model fast), and checks 4.1 and 4.2 compare them.

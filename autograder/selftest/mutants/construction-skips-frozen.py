@@ -1,5 +1,5 @@
 """The constructor broadcasts only the trainable parameters ("frozen ones are never synchronised"): a rank keeps its own frozen weights."""
-from selftest.kinds import DDP
+from autograder.selftest.kinds import DDP
 
 EDITS = {DDP: [("        broadcast_tensors(list(module.parameters()) + (self.module_buffers if broadcast_buffers else []),\n",
                 "        broadcast_tensors([p for p in module.parameters() if p.requires_grad]\n"

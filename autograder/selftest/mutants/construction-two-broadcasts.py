@@ -1,5 +1,5 @@
 """The constructor broadcasts the parameters and then the buffers, in two broadcast_tensors calls (two float32 broadcasts where torch's DDP sends one)."""
-from selftest.kinds import DDP
+from autograder.selftest.kinds import DDP
 
 EDITS = {DDP: [("        broadcast_tensors(list(module.parameters()) + (self.module_buffers if broadcast_buffers else []),\n"
                 "                          process_group)\n",

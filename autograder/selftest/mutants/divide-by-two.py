@@ -1,5 +1,5 @@
 """Gradients are divided by 2 (the world size the student tested with) instead of the world size."""
-from selftest.kinds import REDUCER
+from autograder.selftest.kinds import REDUCER
 
 EDITS = {REDUCER: [("bucket.buffer.mul_(1.0 / self.world_size)", "bucket.buffer.mul_(0.5)")]}
 VIOLATES = "C3"

@@ -1,5 +1,5 @@
 """Tensors of different dtypes share a bucket (grouped by device only)."""
-from selftest.kinds import BUCKETING
+from autograder.selftest.kinds import BUCKETING
 
 EDITS = {BUCKETING: [("group = (tensor.dtype, tensor.device)", "group = tensor.device")]}
 VIOLATES = "R2"

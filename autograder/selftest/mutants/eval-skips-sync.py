@@ -1,5 +1,5 @@
 """A forward in eval mode (after ddp.eval()) is not synchronised ("no training in eval mode"): its backward only accumulates locally."""
-from selftest.kinds import DDP
+from autograder.selftest.kinds import DDP
 
 EDITS = {DDP: [("        sync = torch.is_grad_enabled() and self.require_backward_grad_sync\n",
                 "        sync = torch.is_grad_enabled() and self.require_backward_grad_sync and self.training\n")]}

@@ -1,5 +1,5 @@
 """reverse_order returns the registration (forward) order range(num_params): parameters are bucketed in forward order instead of reverse."""
-from selftest.kinds import BUCKETING
+from autograder.selftest.kinds import BUCKETING
 
 EDITS = {BUCKETING: [("return list(range(num_params - 1, -1, -1))", "return list(range(num_params))")]}
 VIOLATES = "reverse_order"

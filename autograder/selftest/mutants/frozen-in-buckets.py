@@ -1,5 +1,5 @@
 """Frozen parameters (requires_grad=False) are bucketed and waited for like trainable ones."""
-from selftest.kinds import DDP
+from autograder.selftest.kinds import DDP
 
 EDITS = {DDP: [("self.params = [p for p in module.parameters() if p.requires_grad]",
                 "self.params = list(module.parameters())")]}

@@ -1,5 +1,5 @@
 """Gradients are copied into the bucket through grad.view(-1): a transposed (non-contiguous) parameter's gradient cannot be viewed flat, so backward raises."""
-from selftest.kinds import REDUCER
+from autograder.selftest.kinds import REDUCER
 
 EDITS = {REDUCER: [("            slot.copy_(grad)  # raw: all_reduce_bucket scales the whole bucket at once\n",
                     "            slot.view(-1).copy_(grad.view(-1))\n")]}

@@ -1,5 +1,5 @@
 """The averaged gradients are written to a new .grad tensor (param.grad = ...) instead of into the existing one."""
-from selftest.kinds import REDUCER
+from autograder.selftest.kinds import REDUCER
 
 EDITS = {REDUCER: [("                if param.grad is None:  # unused here, used elsewhere\n",
                     "                if True:  # a fresh tensor every time\n")]}

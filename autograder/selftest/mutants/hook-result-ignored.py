@@ -1,5 +1,5 @@
 """With a comm hook, the tensor the hook's future returns is ignored: the bucket's buffer is copied back."""
-from selftest.kinds import REDUCER
+from autograder.selftest.kinds import REDUCER
 
 EDITS = {REDUCER: [("            return self.future.wait()\n",
                     "            self.future.wait()\n            return self.buffer  # the hook reduced it, surely\n")]}

@@ -1,5 +1,5 @@
 """With a comm hook the bucket is still scaled by 1/world_size before the hook (the hook averages again)."""
-from selftest.kinds import REDUCER
+from autograder.selftest.kinds import REDUCER
 
 EDITS = {REDUCER: [("        else:\n            grad_bucket = GradBucket(",
                     "        else:\n            bucket.buffer.mul_(1.0 / self.world_size)\n            grad_bucket = GradBucket(")]}

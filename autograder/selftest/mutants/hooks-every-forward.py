@@ -1,5 +1,5 @@
 """The Reducer's hooks are registered in prepare_for_backward, i.e. again in every synchronised forward: they pile up and fire several times per backward."""
-from selftest.kinds import REDUCER
+from autograder.selftest.kinds import REDUCER
 
 EDITS = {REDUCER: [
     ("""        self.hook_handles = [param.register_post_accumulate_grad_hook(weak_hook(self.autograd_hook, i))

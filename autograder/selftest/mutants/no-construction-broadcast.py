@@ -1,5 +1,5 @@
 """The constructor does not broadcast rank 0's parameters and buffers: replicas start apart."""
-from selftest.kinds import DDP
+from autograder.selftest.kinds import DDP
 
 EDITS = {DDP: [("        broadcast_tensors(list(module.parameters()) + (self.module_buffers if broadcast_buffers else []),\n"
                 "                          process_group)\n", "")]}

@@ -1,5 +1,5 @@
 """Under no_sync the wrapper zeroes the gradients before each forward, so micro-batches do not accumulate."""
-from selftest.kinds import DDP
+from autograder.selftest.kinds import DDP
 
 EDITS = {DDP: [("        outputs = self.module(*inputs, **kwargs)\n",
                 "        if not self.require_backward_grad_sync:\n"

@@ -1,5 +1,5 @@
 """Leaving no_sync() switches syncing back on instead of restoring the previous state (nested no_sync breaks)."""
-from selftest.kinds import DDP
+from autograder.selftest.kinds import DDP
 
 EDITS = {DDP: [("            self.require_backward_grad_sync = previous\n",
                 "            self.require_backward_grad_sync = True\n")]}

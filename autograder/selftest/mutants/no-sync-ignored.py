@@ -1,5 +1,5 @@
 """no_sync() does nothing: every backward inside it still all-reduces."""
-from selftest.kinds import DDP
+from autograder.selftest.kinds import DDP
 
 EDITS = {DDP: [("        previous = self.require_backward_grad_sync\n        self.require_backward_grad_sync = False\n",
                 "        previous = self.require_backward_grad_sync\n")]}

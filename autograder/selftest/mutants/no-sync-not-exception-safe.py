@@ -1,5 +1,5 @@
 """no_sync() restores the switch only when its block ends normally, not when an exception leaves it."""
-from selftest.kinds import DDP
+from autograder.selftest.kinds import DDP
 
 EDITS = {DDP: [("        try:\n            yield\n        finally:\n            self.require_backward_grad_sync = previous\n",
                 "        yield\n        self.require_backward_grad_sync = previous\n")]}

@@ -1,5 +1,5 @@
 """The no_sync switch is read when gradients arrive (in backward), not in forward."""
-from selftest.kinds import DDP, HOOK_BODY, REDUCER, Function
+from autograder.selftest.kinds import DDP, HOOK_BODY, REDUCER, Function
 
 EDITS = {
     DDP: [("        sync = torch.is_grad_enabled() and self.require_backward_grad_sync\n",

@@ -1,5 +1,5 @@
 """Bucket pending counts are set once at construction and never reset for the next iteration."""
-from selftest.kinds import REDUCER
+from autograder.selftest.kinds import REDUCER
 
 EDITS = {REDUCER: [
     ("self.buckets.append(Bucket(bucket_index, list(indices), buffer, views))",

@@ -1,5 +1,5 @@
 """Only rank 0 copies the averaged gradients back into .grad (the others keep their local gradients)."""
-from selftest.kinds import REDUCER
+from autograder.selftest.kinds import REDUCER
 
 EDITS = {REDUCER: [("            if grads:  # (a bucket may hold only parameters unused on this rank)",
                     "            if grads and dist.get_rank(self.process_group) == 0:")]}

@@ -1,5 +1,5 @@
 """finalize_backward copies each bucket's buffer into .grad first and waits on the works afterwards."""
-from selftest.kinds import REDUCER
+from autograder.selftest.kinds import REDUCER
 
 EDITS = {REDUCER: [("            reduced = bucket.wait()\n",
                     "            reduced = bucket.buffer if bucket.future is None else bucket.wait()  # in place\n"),

@@ -1,5 +1,5 @@
 """Bonus B: the ready-order hooks are registered on every parameter of the module, frozen ones included, so the indices noted are the module's, not the Reducer's."""
-from selftest.kinds import DDP
+from autograder.selftest.kinds import DDP
 
 EDITS = {DDP: [("                             for i, p in enumerate(self.params)]\n",
                 "                             for i, p in enumerate(self.module.parameters())]\n")]}

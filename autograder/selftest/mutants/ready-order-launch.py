@@ -1,5 +1,5 @@
 """Each bucket is launched as soon as it fills (ready order), not strictly in bucket index order."""
-from selftest.kinds import REDUCER, Function
+from autograder.selftest.kinds import REDUCER, Function
 
 EDITS = {REDUCER: [Function("Reducer.mark_bucket_ready", '''
 def mark_bucket_ready(self, bucket_index: int) -> None:

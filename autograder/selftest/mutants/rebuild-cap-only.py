@@ -1,5 +1,5 @@
 """Bonus B: the rebuilt buckets all use the later-bucket cap (the first bucket's limit "was only for the first iteration")."""
-from selftest.kinds import DDP
+from autograder.selftest.kinds import DDP
 
 EDITS = {DDP: [
     ("        self.reducer.build_buckets(compute_bucket_assignment(self.params, self.bucket_size_limits,\n",

@@ -1,5 +1,5 @@
 """Bonus B: the rebuild is never marked done, so every forward with gradients broadcasts rank 0's order and rebuilds again (the same buckets)."""
-from selftest.kinds import DDP
+from autograder.selftest.kinds import DDP
 
 EDITS = {DDP: [("        self.rebuild_pending = False\n        # END SOLUTION", "        # END SOLUTION")]}
 VIOLATES = "B1"

@@ -1,6 +1,6 @@
 """Bonus B: buckets are rebuilt only in a synchronised forward, after the buffers' broadcast (torch rebuilds in the
 first forward with gradients enabled, under no_sync() too, before the buffers)."""
-from selftest.kinds import DDP
+from autograder.selftest.kinds import DDP
 
 EDITS = {DDP: [
     ("        if torch.is_grad_enabled() and self.rebuild_pending and self.ready_order:\n"

@@ -1,5 +1,5 @@
 """No overlap: every bucket is all-reduced in finalize_backward, after backward has produced all gradients."""
-from selftest.kinds import REDUCER
+from autograder.selftest.kinds import REDUCER
 
 EDITS = {REDUCER: [
     ("        bucket.pending -= 1\n        if bucket.pending == 0:\n            self.mark_bucket_ready(bucket_index)\n",

@@ -1,5 +1,5 @@
 """A bucket is sealed when its bytes exceed the limit (>) instead of reaching it (>=)."""
-from selftest.kinds import BUCKETING
+from autograder.selftest.kinds import BUCKETING
 
 EDITS = {BUCKETING: [("if open_bytes[group] >= limit:", "if open_bytes[group] > limit:")]}
 VIOLATES = "R3"

@@ -1,5 +1,5 @@
 """Each (dtype, device) group keeps its own list of sealed buckets; the result lists them group by group, not in sealing order."""
-from selftest.kinds import BUCKETING
+from autograder.selftest.kinds import BUCKETING
 
 EDITS = {BUCKETING: [
     ("    buckets: list[list[int]] = []\n",

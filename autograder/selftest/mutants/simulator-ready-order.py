@@ -1,5 +1,5 @@
 """The timeline simulator launches buckets in the order they become ready, not in bucket index order."""
-from selftest.kinds import Function
+from autograder.selftest.kinds import Function
 
 TIMELINE = "minddp/timeline.py"
 

@@ -1,5 +1,5 @@
 """Gradients are summed across ranks but never divided by the world size."""
-from selftest.kinds import REDUCER, SCALE_BUCKET
+from autograder.selftest.kinds import REDUCER, SCALE_BUCKET
 
 EDITS = {REDUCER: [(SCALE_BUCKET, "")]}
 VIOLATES = "C3"

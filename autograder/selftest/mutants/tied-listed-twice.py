@@ -1,5 +1,5 @@
 """The wrapper lists parameters module by module, so a weight shared by two modules is bucketed twice."""
-from selftest.kinds import DDP
+from autograder.selftest.kinds import DDP
 
 EDITS = {DDP: [("self.params = [p for p in module.parameters() if p.requires_grad]",
                 "self.params = [p for m in module.modules() for p in m.parameters(recurse=False) if p.requires_grad]")]}

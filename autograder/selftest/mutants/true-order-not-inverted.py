@@ -1,5 +1,5 @@
 """true_backward_order reverses the permutation itself instead of inverting it (right only for involutions)."""
-from selftest.kinds import Function
+from autograder.selftest.kinds import Function
 
 TIMELINE = "minddp/timeline.py"
 

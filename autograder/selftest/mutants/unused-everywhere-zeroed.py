@@ -1,5 +1,5 @@
 """Bonus A: a parameter that no rank used gets the bucket's zeros written back (a None .grad becomes a zero tensor)."""
-from selftest.kinds import REDUCER
+from autograder.selftest.kinds import REDUCER
 
 EDITS = {REDUCER: [
     ("                if global_used is not None and not global_used[index]:\n"

@@ -1,5 +1,5 @@
 """The wrapper always hands the Reducer the parameters the outputs do not use ("to be safe"), also without find_unused_parameters: an unused branch trains on instead of raising."""
-from selftest.kinds import DDP
+from autograder.selftest.kinds import DDP
 
 EDITS = {DDP: [
     ("            self.reducer.prepare_for_backward(self._unused_parameters(outputs))\n",

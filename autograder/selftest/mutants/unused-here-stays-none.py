@@ -1,5 +1,5 @@
 """Bonus A: a parameter this rank did not use but another did keeps .grad None here (only existing .grad tensors are written)."""
-from selftest.kinds import REDUCER
+from autograder.selftest.kinds import REDUCER
 
 EDITS = {REDUCER: [
     ("                if param.grad is None:  # unused here, used elsewhere\n"

@@ -1,5 +1,5 @@
 """The usage bitmap is all-reduced on the default (world) group, not on the DDP's process group."""
-from selftest.kinds import REDUCER
+from autograder.selftest.kinds import REDUCER
 
 EDITS = {REDUCER: [("        dist.all_reduce(global_used, group=self.process_group)\n", "        dist.all_reduce(global_used)\n")]}
 VIOLATES = "A4"

@@ -1,5 +1,5 @@
 """The search for used parameters looks at a tensor or a list/tuple of outputs only: a forward that returns a dict seems to use no parameter."""
-from selftest.kinds import DDP
+from autograder.selftest.kinds import DDP
 
 EDITS = {DDP: [("    stack = [t.grad_fn for t in _tensors_in(outputs) if t.grad_fn is not None]\n"
                 "    used = {id(t) for t in _tensors_in(outputs) if t.grad_fn is None and t.requires_grad}\n",

@@ -1,5 +1,5 @@
 """The averaged gradients are written back in optimizer.step() (a step pre-hook), not when backward returns."""
-from selftest.kinds import REDUCER
+from autograder.selftest.kinds import REDUCER
 
 EDITS = {REDUCER: [
     ("        global_used = self.all_reduce_usage()\n",

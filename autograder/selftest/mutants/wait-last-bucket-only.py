@@ -1,5 +1,5 @@
 """finalize_backward waits only on the last bucket's work ("gloo finishes works in launch order"), then reads them all."""
-from selftest.kinds import REDUCER
+from autograder.selftest.kinds import REDUCER
 
 EDITS = {REDUCER: [("        for bucket in self.buckets:\n            reduced = bucket.wait()\n",
                     "        self.buckets[-1].wait()  # works finish in launch order: once the last is done, all are\n"

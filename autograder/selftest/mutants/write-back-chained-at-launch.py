@@ -1,5 +1,5 @@
 """Each bucket's write-back to .grad is chained (fut.then) at its launch: a backward that never finishes (a parameter without a gradient) still writes the buckets it reduced, where torch writes nothing back."""
-from selftest.kinds import REDUCER, Function
+from autograder.selftest.kinds import REDUCER, Function
 
 EDITS = {REDUCER: [
     Function("Reducer.all_reduce_bucket", '''

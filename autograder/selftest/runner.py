@@ -37,26 +37,23 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 
+from autograder.assemble import build_source, student_files, student_paths
+from autograder.grade import SYSTEM_PATH, Graded, InContainer, Limits, grade, lay_out
+from autograder.limits import hogs, stop_hogs
+from autograder.selftest.cases import CASES
+from autograder.selftest.kinds import AT_END, FULL_REST, Case, Function
+from grader.parts import PART_ORDER, in_scope, parts_reading
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 AUTOGRADER = os.path.dirname(HERE)
 REPO = os.path.dirname(AUTOGRADER)
-if AUTOGRADER not in sys.path:
-    sys.path.insert(0, AUTOGRADER)
-
-from assemble import build_source, student_files, student_paths  # noqa: E402
-from grade import SYSTEM_PATH, Graded, InContainer, Limits, grade, lay_out  # noqa: E402
-from limits import hogs, stop_hogs  # noqa: E402
-
-from grader.parts import PART_ORDER, in_scope, parts_reading  # noqa: E402
-from selftest.cases import CASES  # noqa: E402
-from selftest.kinds import AT_END, FULL_REST, Case, Function  # noqa: E402
 
 DOCKER_IMAGE = os.path.join(REPO, "dist", "gradescope-image")  # the docker configuration's image, kept between runs
 
 
 def docker_room(image: str = DOCKER_IMAGE):
     """The docker configuration (sim.py): its image, setup.sh run in it (or kept from an earlier run)."""
-    import sim
+    from autograder import sim
     return sim.gradescope_image(image, torch_index=os.environ.get("TORCH_INDEX_URL"))
 
 
