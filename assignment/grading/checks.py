@@ -38,6 +38,8 @@ DEADLINE_FLOOR_S = 15.0  # a run may take this long, plus DEADLINE_FACTOR times 
 DEADLINE_FACTOR = 20.0  # ... on the same machine, in the same session: no verdict depends on its speed
 HOLD_FLOOR_S, HOLD_FACTOR = 2.0, 10.0  # the overlap probe's wait (check 3.8), likewise from torch's own run
 EXPECTED = os.path.join(os.path.dirname(os.path.abspath(__file__)), "expected.json")
+SCENARIOS = "grading.scenarios"  # the module of every Run's fn: imported by the workers, never by the caller
+WARM_UP = f"{SCENARIOS}:warm_up"  # what a fork server running the checks calls once (pool.ForkServer's warm_up)
 
 
 class Failure(AssertionError):
@@ -59,6 +61,11 @@ class Run:
     mistakes: dict = field(default_factory=dict)  # {what the mistake is: kwargs overrides for the reference}
     label: str = ""  # how messages name this input
     feed: tuple = ()  # kwargs of your run that come from the reference's run (see candidate_kwargs)
+
+    @property
+    def scenario(self) -> str:
+        """What the workers call: "module:function" (``pool.WorkerPool.run``)."""
+        return f"{SCENARIOS}:{self.fn}"
 
     def key(self, overrides: dict | None = None) -> str:
         """What identifies the call (the cache key, and the key of expected.json)."""

@@ -5,11 +5,13 @@
 Importing torch costs a second per process, so a *fork server* imports it once and forks a fresh worker
 per request; a pool of ``world_size`` such workers joins one gloo process group and runs scenarios::
 
-    server = ForkServer()
+    server = ForkServer(warm_up="my_scenarios:warm_up")
     with WorkerPool(server, world_size=2, paths=["."]) as pool:
-        per_rank = pool.run("grading.scenarios:train", impl="minddp", model="mlp", steps=3)
+        per_rank = pool.run("my_scenarios:train", impl="minddp", model="mlp", steps=3)
 
-A scenario is a module-level function ``f(**kwargs)`` run on every rank at once; it returns JSON-like data
+The caller names the module of its scenarios; the pool imports nothing of it (``warm_up``: a function the
+fork server runs once, so every worker starts with that module loaded and warm). A scenario is a
+module-level function ``f(**kwargs)`` run on every rank at once; it returns JSON-like data
 in which tensors are allowed (they arrive as numpy arrays, bit for bit). Nothing can hang the caller:
 
 * no fixed ports (the OS picks one); every collective has a timeout;
@@ -32,7 +34,6 @@ import importlib
 import json
 import linecache
 import os
-import re
 import select
 import shutil
 import signal
@@ -44,6 +45,8 @@ import traceback
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
+
+from grading.error_text import steady
 
 COLLECTIVE_TIMEOUT_S = 20.0
 START_TIMEOUT_S = 60.0
@@ -57,8 +60,9 @@ TAIL_CHARS = 2000  # of a log or a traceback, in a failure
 # in the file the dump is whole. Read earlier, on a loaded machine, it may hold a frame or two.
 STACK_END = " in _run_module_as_main"
 STACK_WAIT_S = 10.0  # at most, for a rank whose dump never completes (say, it blocked the signal)
-# What the fork server imports before forking: every worker starts with it loaded.
-PRELOAD = ("torch", "torch.distributed", "numpy", "grading.scenarios")
+# What the fork server imports before forking: every worker starts with it loaded (and with the module of the
+# caller's ``warm_up``, which the server runs next).
+PRELOAD = ("torch", "torch.distributed", "numpy")
 
 
 # -- failures, as data --------------------------------------------------------------------------------------
@@ -272,17 +276,20 @@ class ForkServer:
     Requests carry the worker's environment, a ``setup`` dict for the server's child hook, and three file
     descriptors (channel, stack dump, log) passed over a Unix socket. The server reports each pid it forks
     and, when it reaps it, its exit code. ``module`` is the server's entry point: ``grading.pool`` here;
-    the grader passes its own, which isolates each child before it runs anything.
+    the grader passes its own, which isolates each child before it runs anything. ``warm_up``: the
+    "module:function" the server imports and calls once before its first fork (the caller's scenarios
+    module: every worker starts with it loaded, warm); none by default.
     """
 
     def __init__(self, module: str = "grading.pool", paths: list[str] | None = None,
-                 env: dict[str, str] | None = None, args: tuple[str, ...] = ()):
+                 env: dict[str, str] | None = None, args: tuple[str, ...] = (), warm_up: str = ""):
         import subprocess
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         self.log = tempfile.mkstemp(prefix="minddp-fork-server-", suffix=".log")[1]
         paths = [os.path.abspath(p) for p in (paths or [_package_root()])]
         server_env = {**(os.environ if env is None else env), "PYTHONPATH": os.pathsep.join(paths),
-                      "OMP_NUM_THREADS": "1", "PYTHONUNBUFFERED": "1", "TORCH_FR_BUFFER_SIZE": "2000"}
+                      "OMP_NUM_THREADS": "1", "PYTHONUNBUFFERED": "1", "TORCH_FR_BUFFER_SIZE": "2000",
+                      "MINDDP_WARM_UP": warm_up}
         with open(self.log, "ab") as out:
             self.proc = subprocess.Popen(
                 [sys.executable, "-m", module, "--fork-server", str(theirs.fileno()), *args], env=server_env,
@@ -354,11 +361,14 @@ def _package_root() -> str:
 def serve(fd: int, child_setup: Callable[[dict], None] | None = None,
           server_setup: Callable[[], None] | None = None) -> None:
     """The fork server's loop: import torch once, then fork one worker per request and report its pid, and
-    its exit code when it ends, until the caller closes the socket. It never runs a scenario itself."""
+    its exit code when it ends, until the caller closes the socket. It never runs a scenario itself, only
+    its caller's ``warm_up`` (``ForkServer``), once."""
     import gc
     for name in PRELOAD:
         importlib.import_module(name)
-    importlib.import_module("grading.scenarios").warm_up()
+    if os.environ.get("MINDDP_WARM_UP"):
+        module_name, _, function_name = os.environ["MINDDP_WARM_UP"].partition(":")
+        getattr(importlib.import_module(module_name), function_name)()
     _keep_sources()
     gc.freeze()  # what the server loaded is never collected: children's collections skip it (and share its pages)
     if server_setup:
@@ -485,19 +495,9 @@ def _error_report(error: BaseException) -> dict:
     while tb is not None and tb.tb_frame.f_code.co_filename == __file__:  # the worker loop is not the story
         tb = tb.tb_next
     where = steady("".join(traceback.format_exception(type(error), error, tb, limit=-12)))
-    during = getattr(error, "raised_during", None)  # a scenario's word on where it was (scenarios.train)
+    during = getattr(error, "raised_during", None)  # a scenario's word on where it was (its training step)
     message = steady(str(error))[:TAIL_CHARS] + (f" [raised in {during}]" if isinstance(during, str) else "")
     return {"error": type(error).__name__, "message": message, "where": where[-2 * TAIL_CHARS:]}
-
-
-def steady(text: str) -> str:
-    """An error's words without what changes from run to run: a traceback's files are named from the
-    folder on sys.path that holds them ("minddp/ddp.py", "torch/_tensor.py", wherever the code was
-    unpacked), and objects' addresses ("<... object at 0x7f...>") are left out. So `make test` and
-    Gradescope print the same message."""
-    for folder in sorted({p for p in sys.path if os.path.isabs(p)}, key=len, reverse=True):
-        text = text.replace(f'File "{folder.rstrip(os.sep)}{os.sep}', 'File "')
-    return re.sub(r" at 0x[0-9a-fA-F]+", "", text)
 
 
 # -- the caller's side ----------------------------------------------------------------------------------------

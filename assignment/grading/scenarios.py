@@ -32,7 +32,7 @@ import torch
 import torch.distributed as dist
 
 from grading import late_backend
-from grading.pool import steady
+from grading.error_text import steady
 
 MiB = 2**20
 
@@ -224,27 +224,11 @@ def _train(impl: str, model: str, steps: int = 3, seed_per_rank: bool = False, d
     from minddp import models
     rank = dist.get_rank()
     group = own_group(subgroups)
-    module = models.build(model, seed=seed + (1000 + rank if seed_per_rank else 0))
-    if buffers_per_rank:
-        with torch.no_grad():
-            for buffer in module.buffers():
-                if buffer.is_floating_point():
-                    buffer.add_(rank)
-                else:
-                    buffer.fill_(rank)
-    if model == "twobranch":
-        module.branch_first = "b" if rank % 2 == 0 else "a"  # rank 0 differs from reverse order
+    module = _build_model(model, rank, seed + (1000 + rank if seed_per_rank else 0), buffers_per_rank)
     names = {id(p): n for n, p in module.named_parameters()}
-    mark = collective_mark()
-    ddp = wrap(impl, module, ddp_kwargs or {}, bucket_indices, group)
     progress = {} if progress is None else progress
-    record: dict[str, Any] = {"construct": collectives_since(mark), "steps": progress.setdefault("steps", []),
-                              "construct_world_collectives": collective_mark() - mark,
-                              "params_at_start": digest(dict(module.named_parameters())),
-                              "buffers_at_start": digest(dict(module.named_buffers()))}
-    if impl == "torch":
-        record["driver_buckets"] = torch_buckets(module, ddp_kwargs or {})
-        record["planned_allreduces"] = planned_allreduces(module, record["driver_buckets"], hook)
+    ddp, record = _construct(impl, module, ddp_kwargs or {}, bucket_indices, group, hook,
+                             progress.setdefault("steps", []))
     bucket_log: list = []
     if hook:
         install_hook(impl, ddp, hook, names, bucket_log)
@@ -253,6 +237,7 @@ def _train(impl: str, model: str, steps: int = 3, seed_per_rank: bool = False, d
     if model in ("branchy", "edges"):
         forward_kwargs["use_b"] = use_b in ("all", "no_sync") or (use_b == "rank0" and rank == 0)
     probe = ReadyProbe(module, hold_back, hold_timeout_s)
+    batch = lambda index: models.batch(model, rank, index, seed=seed)  # this rank's inputs of micro-batch ``index``
     for step in range(steps):
         progress["step"] = step + 1
         optimizer.zero_grad(set_to_none=set_to_none or step == 0)
@@ -263,49 +248,13 @@ def _train(impl: str, model: str, steps: int = 3, seed_per_rank: bool = False, d
         step_mark = collective_mark()
         for micro in range(accumulate):
             last = micro == accumulate - 1
-            skip_sync = not last and no_sync != "never"
             if use_b == "no_sync":
                 forward_kwargs["use_b"] = not last
-            ctx_f = ddp.no_sync() if skip_sync and no_sync in ("forward", "nested") else contextlib.nullcontext()
-            ctx_b = ddp.no_sync() if skip_sync and no_sync == "backward" else contextlib.nullcontext()
-            if no_grad_forward:
-                with torch.no_grad():
-                    ddp(models.batch(model, rank, 10_000 + step * accumulate + micro, seed=seed), **forward_kwargs)
-            if last and no_sync == "nested" and accumulate > 1:
-                with contextlib.suppress(_LeftByException):
-                    with ddp.no_sync():
-                        raise _LeftByException
-            mark = collective_mark()
-            with ctx_f:
-                if skip_sync and no_sync == "nested":
-                    with ddp.no_sync():
-                        pass
-                progress["phase"] = "forward"
-                output = ddp(models.batch(model, rank, step * accumulate + micro, seed=seed), **forward_kwargs)
-                entry["forward"].append(collectives_since(mark))
-                entry["buffers"].append(digest(dict(module.named_buffers())))
-                mark = collective_mark()
-                probe.arm(hold=hold_back and step == 1 and last)
-                progress["phase"] = "backward"
-                with ctx_b:
-                    models.loss_fn(output).backward()
-            entry["backward"].append(collectives_since(mark))
+            _micro_batch(ddp, module, batch, step * accumulate + micro, forward_kwargs, entry, progress, probe,
+                         last=last, accumulate=accumulate, no_sync=no_sync, no_grad_forward=no_grad_forward,
+                         hold=hold_back and step == 1 and last)
         entry["world_collectives"] = collective_mark() - step_mark
-        # Where the averaged gradient landed: in the .grad tensor that was there before backward (same object,
-        # same storage), as torch's DDP writes it, or in a new one.
-        now = dict(module.named_parameters())
-        entry["grads_in_place"] = {n: now[n].grad is before and now[n].grad.data_ptr() == ptr
-                                   for n, (before, ptr) in grads_before.items()}
-        entry["allreduces_before_last_grad"] = probe.count_at_last_grad
-        entry["grads"] = digest({n: p.grad for n, p in module.named_parameters() if p.grad is not None})
-        # Sums of |gradient|: what lets feedback tell "summed, not averaged" from "averaged twice" etc.
-        entry["grad_abs_sums"] = {n: p.grad.double().abs().sum().item()
-                                  for n, p in module.named_parameters() if p.grad is not None}
-        # ... and plain sums, which add up over steps: what tells "accumulated across iterations".
-        entry["grad_sums"] = {n: p.grad.double().sum().item() for n, p in module.named_parameters() if p.grad is not None}
-        entry["local_abs_sums"] = probe.local_abs_sums()
-        entry["backward_blocked"] = probe.blocked
-        entry["hold_value"] = probe.hold_value
+        _record_gradients(entry, module, probe, grads_before)
         progress["phase"] = "step"
         optimizer.step()
         entry["params"] = digest(dict(module.named_parameters()))
@@ -317,6 +266,94 @@ def _train(impl: str, model: str, steps: int = 3, seed_per_rank: bool = False, d
         record["params"] = {n: p.detach().clone() for n, p in module.named_parameters()}
     probe.remove()
     return record
+
+
+def _build_model(model: str, rank: int, seed: int, buffers_per_rank: bool) -> torch.nn.Module:
+    """``model`` built from ``seed``. ``buffers_per_rank``: rank r adds r to its floating-point buffers (and
+    sets the others to r). In "twobranch", even ranks run branch b first."""
+    from minddp import models
+    module = models.build(model, seed=seed)
+    if buffers_per_rank:
+        with torch.no_grad():
+            for buffer in module.buffers():
+                if buffer.is_floating_point():
+                    buffer.add_(rank)
+                else:
+                    buffer.fill_(rank)
+    if model == "twobranch":
+        module.branch_first = "b" if rank % 2 == 0 else "a"  # rank 0 differs from reverse order
+    return module
+
+
+def _construct(impl: str, module: torch.nn.Module, ddp_kwargs: dict, bucket_indices: list | None, group: Any,
+               hook: str | None, steps: list) -> tuple[torch.nn.Module, dict]:
+    """Phase "construct": ``module`` wrapped by ``impl``, and the record of the run, begun (its steps go to
+    ``steps``): what the construction launched, the parameters and buffers it left; in torch's run, the
+    buckets the driver hands your Reducer and the all-reduces they plan."""
+    mark = collective_mark()
+    ddp = wrap(impl, module, ddp_kwargs, bucket_indices, group)
+    record: dict[str, Any] = {"construct": collectives_since(mark), "steps": steps,
+                              "construct_world_collectives": collective_mark() - mark,
+                              "params_at_start": digest(dict(module.named_parameters())),
+                              "buffers_at_start": digest(dict(module.named_buffers()))}
+    if impl == "torch":
+        record["driver_buckets"] = torch_buckets(module, ddp_kwargs)
+        record["planned_allreduces"] = planned_allreduces(module, record["driver_buckets"], hook)
+    return ddp, record
+
+
+def _micro_batch(ddp: torch.nn.Module, module: torch.nn.Module, batch: Callable[[int], Any], index: int,
+                 forward_kwargs: dict, entry: dict, progress: dict, probe: ReadyProbe, *, last: bool,
+                 accumulate: int, no_sync: str, no_grad_forward: bool, hold: bool) -> None:
+    """One micro-batch (``index``): phase "forward", then "backward", under no_sync() or not as ``no_sync``
+    says (see ``_train``; ``last``: the step's last micro-batch, the one that synchronises). What each phase
+    launched, and the buffers after forward, go to ``entry``; ``hold``: the probe holds back this backward."""
+    from minddp import models
+    skip_sync = not last and no_sync != "never"
+    ctx_f = ddp.no_sync() if skip_sync and no_sync in ("forward", "nested") else contextlib.nullcontext()
+    ctx_b = ddp.no_sync() if skip_sync and no_sync == "backward" else contextlib.nullcontext()
+    if no_grad_forward:
+        with torch.no_grad():
+            ddp(batch(10_000 + index), **forward_kwargs)
+    if last and no_sync == "nested" and accumulate > 1:
+        with contextlib.suppress(_LeftByException):
+            with ddp.no_sync():
+                raise _LeftByException
+    mark = collective_mark()
+    with ctx_f:
+        if skip_sync and no_sync == "nested":
+            with ddp.no_sync():
+                pass
+        progress["phase"] = "forward"
+        output = ddp(batch(index), **forward_kwargs)
+        entry["forward"].append(collectives_since(mark))
+        entry["buffers"].append(digest(dict(module.named_buffers())))
+        mark = collective_mark()
+        probe.arm(hold=hold)
+        progress["phase"] = "backward"
+        with ctx_b:
+            models.loss_fn(output).backward()
+    entry["backward"].append(collectives_since(mark))
+
+
+def _record_gradients(entry: dict, module: torch.nn.Module, probe: ReadyProbe, grads_before: dict) -> None:
+    """After a step's backward(s), before the optimizer's step: the gradients (where they landed, their digest
+    and sums) and what the probe saw, in ``entry``. ``grads_before``: each .grad (and its storage) before."""
+    # Where the averaged gradient landed: in the .grad tensor that was there before backward (same object,
+    # same storage), as torch's DDP writes it, or in a new one.
+    now = dict(module.named_parameters())
+    entry["grads_in_place"] = {n: now[n].grad is before and now[n].grad.data_ptr() == ptr
+                               for n, (before, ptr) in grads_before.items()}
+    entry["allreduces_before_last_grad"] = probe.count_at_last_grad
+    entry["grads"] = digest({n: p.grad for n, p in module.named_parameters() if p.grad is not None})
+    # Sums of |gradient|: what lets feedback tell "summed, not averaged" from "averaged twice" etc.
+    entry["grad_abs_sums"] = {n: p.grad.double().abs().sum().item()
+                              for n, p in module.named_parameters() if p.grad is not None}
+    # ... and plain sums, which add up over steps: what tells "accumulated across iterations".
+    entry["grad_sums"] = {n: p.grad.double().sum().item() for n, p in module.named_parameters() if p.grad is not None}
+    entry["local_abs_sums"] = probe.local_abs_sums()
+    entry["backward_blocked"] = probe.blocked
+    entry["hold_value"] = probe.hold_value
 
 
 class _LeftByException(Exception):

@@ -35,7 +35,7 @@ from dataclasses import dataclass, field
 from importlib import metadata
 from typing import IO, Any
 
-from grading.checks import Run
+from grading.checks import WARM_UP, Run
 from grading.pool import ForkServer, WorkerPool, decode, encode_arrays
 
 CACHE_FORMAT = 3
@@ -240,7 +240,7 @@ class ReferencePass:
         grading's fork server: its children are trusted unless a request jails them) or else on a fresh
         fork server of the harness, each result going to ``into`` as it comes; how long 2 workers take to
         start is measured on the way."""
-        server = self.server or ForkServer(paths=[self.harness], env=self.env)
+        server = self.server or ForkServer(paths=[self.harness], env=self.env, warm_up=WARM_UP)
         paths, setup = [self.reference_dir, self.harness], {"traps": False}  # torch's DDP is the oracle here
         pools: dict[int, WorkerPool] = {}
         try:
@@ -259,7 +259,7 @@ class ReferencePass:
                                                            setup=setup)}
                 pool = pools[run.world_size]
                 began, pool.peak_mb = time.monotonic(), 0.0
-                result = pool.run(f"grading.scenarios:{run.fn}", deadline_s=600.0, **kwargs)
+                result = pool.run(run.scenario, deadline_s=600.0, **kwargs)
                 into.append(key, result, time.monotonic() - began, pool.peak_mb)
                 result = None  # (not held while the next call runs)
         finally:

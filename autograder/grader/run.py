@@ -43,7 +43,7 @@ from grader.stage import read_upload, stage  # noqa: E402
 from grader.standins import standin_text, untrapped  # noqa: E402
 from grader.static import check_file, integrity_findings  # noqa: E402
 from grader.zygote import GradingPool, LaunchPool, StorePool  # noqa: E402
-from grading.checks import Check, Outcome, Run, candidate_kwargs, deadline_s, judge, message  # noqa: E402
+from grading.checks import WARM_UP, Check, Outcome, Run, candidate_kwargs, deadline_s, judge, message  # noqa: E402
 from grading.feedback import scenario_failure  # noqa: E402
 from grading.local import LaunchFailed  # noqa: E402
 from grading.pool import ForkServer, ScenarioError, WorkerPool  # noqa: E402
@@ -140,7 +140,8 @@ class Grader:
             self.isolation = Isolation(self.layers, self.tree, self.harness)
         network = self.isolation is not None and self.isolation.root == "empty"
         self.server = ForkServer(module="grader.zygote", paths=[self.harness, os.path.dirname(HERE)],
-                                 env={**student_env(), "PYTHONPATH": ""}, args=("--network",) if network else ())
+                                 env={**student_env(), "PYTHONPATH": ""}, args=("--network",) if network else (),
+                                 warm_up=WARM_UP)
 
     def stop_server(self) -> None:
         if self.isolation is not None:
@@ -399,7 +400,7 @@ class Grader:
                                                 on_start=self.fresh_scratch, max_rss_mb=WORKER_MAX_RSS_MB,
                                                 max_output_mb=WORKER_MAX_OUTPUT_MB)
         pools[run.world_size].max_rss_mb = cap_mb
-        return pools[run.world_size].run(f"grading.scenarios:{run.fn}", deadline_s=deadline, **kwargs)
+        return pools[run.world_size].run(run.scenario, deadline_s=deadline, **kwargs)
 
     def launch(self, variant: Variant, run: Run, kwargs: dict) -> list:
         """Check 1.4: tests/launch_probe.py's probe in ranks started with exactly the environment torchrun

@@ -172,10 +172,11 @@ def local_messages(rows: list[tuple[Submission, Outcome, list[str]]], jobs: int)
     checks one after the other: they share its release folder), each thread with one fork server for all its
     mutants (torch imported ``jobs`` times, not once per mutant): {(mutant, check number): message}."""
     harness()
+    from grading.checks import WARM_UP
     from grading.pool import ForkServer
 
     def ask(mutants: list[tuple[Submission, Outcome]]) -> dict:
-        server = ForkServer(paths=[os.path.join(REPO, "assignment")])
+        server = ForkServer(paths=[os.path.join(REPO, "assignment")], warm_up=WARM_UP)
         try:
             return {(sub.name, number): local_message(outcome.folder, number, server)
                     for sub, outcome in mutants for number in sub.caught_by}

@@ -10,6 +10,7 @@ SOLUTIONS = os.path.join(os.path.dirname(AUTOGRADER), "solutions")
 
 from grader.run import trusted_env  # noqa: E402
 from grader.zygote import TRAPPED_FUNCTIONS  # noqa: E402
+from grading.checks import WARM_UP  # noqa: E402
 from grading.pool import ForkServer, WorkerPool  # noqa: E402
 
 # Run in a child of the fork server: its private memory before anything else, then every entry of a loaded
@@ -36,7 +37,8 @@ def report(names):
 def test_children_trap_every_alias_and_copy_little_of_the_server(tmp_path):
     (tmp_path / "trap_probe.py").write_text(PROBE)
     names = [name for _, name in TRAPPED_FUNCTIONS]
-    server = ForkServer(module="grader.zygote", paths=[SOLUTIONS, AUTOGRADER], env=trusted_env())
+    server = ForkServer(module="grader.zygote", paths=[SOLUTIONS, AUTOGRADER], env=trusted_env(),
+                        warm_up=WARM_UP)
     try:
         reports = {}
         for untrapped in ([], ["_compute_bucket_assignment_by_size"]):
@@ -76,7 +78,7 @@ grading.pool.serve(int(sys.argv[2]))
 
 def test_a_failed_fork_fails_that_request_and_the_server_lives_on(tmp_path):
     (tmp_path / "failing_fork.py").write_text(FAILING_FORK)
-    server = ForkServer(module="failing_fork", paths=[str(tmp_path), SOLUTIONS], env=trusted_env())
+    server = ForkServer(module="failing_fork", paths=[str(tmp_path), SOLUTIONS], env=trusted_env(), warm_up=WARM_UP)
     try:
         try:
             with WorkerPool(server, 1, paths=[SOLUTIONS], env=trusted_env()) as pool:

@@ -16,6 +16,7 @@ import time
 
 from grading.checks import (
     ANSWER,
+    WARM_UP,
     Check,
     Outcome,
     Run,
@@ -45,7 +46,7 @@ class LocalRunner:
 
     def pool(self, world_size: int) -> WorkerPool:
         if self.server is None or not self.server.alive():
-            self.server, self.own_server = ForkServer(paths=[self.root]), True
+            self.server, self.own_server = ForkServer(paths=[self.root], warm_up=WARM_UP), True
             self.pools = {}
         if world_size not in self.pools:
             self.pools[world_size] = WorkerPool(self.server, world_size, paths=[self.root])
@@ -54,7 +55,7 @@ class LocalRunner:
     def call(self, run: Run, kwargs: dict, deadline: float = 600.0) -> tuple[list, float]:
         """One scenario call on this folder's code: (each rank's result, seconds); ScenarioError if it failed."""
         began = time.monotonic()
-        result = self.pool(run.world_size).run(f"grading.scenarios:{run.fn}", deadline_s=deadline, **kwargs)
+        result = self.pool(run.world_size).run(run.scenario, deadline_s=deadline, **kwargs)
         return result, time.monotonic() - began
 
     def reference(self, run: Run) -> tuple[list | None, dict[str, list], float | None]:
