@@ -5,7 +5,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 PYTEST := $(PY) -m pytest -p no:cacheprovider
-TIMINGS := $(PY) tools/timings.py  # each tier's target records its wall time (dist/timings.json)
+TIMINGS := $(PY) -m tools.timings  # each tier's target records its wall time (dist/timings.json)
 
 .DEFAULT_GOAL := help
 .PHONY: help install check test lint unit demo bench grade autograder clean assignment check-sync diff validate timings \
@@ -43,7 +43,7 @@ else
 	@$(MAKE) --no-print-directory $(VENV310)/.installed
 	cd solutions && ../$(VENV310)/bin/python -m pytest -p no:cacheprovider -q tests
 	@root=$$(mktemp -d /tmp/minddp-py310-XXXXXX) && trap 'rm -rf "$$root"' EXIT && \
-	$(VENV310)/bin/python autograder/grade.py --expect full --keep "$$root/autograder"
+	$(VENV310)/bin/python -m autograder.grade --expect full --keep "$$root/autograder"
 endif
 	@$(TIMINGS) stop py310
 
@@ -81,36 +81,36 @@ trace: $(STAMP) ## record the reference and torch DDP on 2 ranks: Perfetto trace
 	cd solutions && ../$(PY) tracer.py --out "$(abspath $(or $(OUT),dist/trace))" $(if $(MODEL),--model $(MODEL))
 
 assignment: $(STAMP) ## regenerate assignment/ (the student release) and the public answers from solutions/
-	$(PY) tools/expected.py
-	$(PY) tools/assign.py generate
+	$(PY) -m tools.expected
+	$(PY) -m tools.assign generate
 
 check-sync: $(STAMP) ## fail if assignment/ or solutions/grading/expected.json is not what `make assignment` writes
 	@$(TIMINGS) start check-sync
-	$(PY) tools/assign.py check
-	$(PY) tools/expected.py --check
+	$(PY) -m tools.assign check
+	$(PY) -m tools.expected --check
 	@$(TIMINGS) stop check-sync
 
 diff: $(STAMP) ## per function: stub vs solution (SUBMISSION=folder-or-zip, code only; COMMENTS=1; RESULTS=results.json)
-	$(PY) tools/assign.py diff $(if $(SUBMISSION),--submission "$(SUBMISSION)") $(if $(COMMENTS),--comments) \
+	$(PY) -m tools.assign diff $(if $(SUBMISSION),--submission "$(SUBMISSION)") $(if $(COMMENTS),--comments) \
 	    $(if $(RESULTS),--results "$(RESULTS)")
 
 validate: $(STAMP) ## the public checks pass on solutions/ and fail only by stub on the release
 	@$(TIMINGS) start validate
-	$(PY) tools/assign.py validate
+	$(PY) -m tools.assign validate
 	@$(TIMINGS) stop validate
 
 handout: $(STAMP) ## build handout.pdf from handout/ (installs LaTeX if missing; figures from the reference)
-	$(PY) handout/build.py
+	$(PY) -m handout.build
 
 student: $(STAMP) check-sync ## dist/student.zip: assignment/ (+ handout.pdf if built) for students
-	$(PY) tools/assign.py student-zip dist/student.zip
+	$(PY) -m tools.assign student-zip dist/student.zip
 
 grade: $(STAMP) ## run the Gradescope pipeline locally on the solutions (or SUBMISSION=folder-or-zip)
-	$(PY) autograder/grade.py $(if $(SUBMISSION),--submission "$(SUBMISSION)")
+	$(PY) -m autograder.grade $(if $(SUBMISSION),--submission "$(SUBMISSION)")
 
 .PHONY: regrade
 regrade: $(STAMP) ## grade a Gradescope export: EXPORT=zip-or-folder [OLD=git-rev] [JOBS=n] [OUT=dist/regrade]
-	$(PY) tools/regrade.py $(if $(EXPORT),"$(EXPORT)") $(if $(OLD),--old "$(OLD)") $(if $(JOBS),--jobs $(JOBS)) \
+	$(PY) -m tools.regrade $(if $(EXPORT),"$(EXPORT)") $(if $(OLD),--old "$(OLD)") $(if $(JOBS),--jobs $(JOBS)) \
 	    $(if $(OUT),--out "$(OUT)")
 
 selftest: $(STAMP) ## the autograder on hostile submissions and mutants (SELFTEST=all, MUTANTS=all: all of them)
@@ -130,16 +130,16 @@ doors: $(STAMP) ## the front doors as users walk them: a student's make install/
 	@$(TIMINGS) stop doors
 
 sample-export: $(STAMP) ## dist/sample-export.zip: a Gradescope export of the self-test's submissions to try make regrade on (ONLY=a,b; ALL=1)
-	$(PY) autograder/selftest/mutation.py export $(if $(ONLY),--only "$(ONLY)",$(if $(ALL),,--fast))
+	$(PY) -m autograder.selftest.mutation export $(if $(ONLY),--only "$(ONLY)",$(if $(ALL),,--fast))
 
 coverage: $(STAMP) ## rewrite autograder/selftest/COVERAGE.md: each contract item of the handout, its checks and mutants
-	$(PY) autograder/selftest/coverage.py --write
+	$(PY) -m autograder.selftest.coverage --write
 
 mutants: $(STAMP) ## grade every mutant and correct variant (autograder/selftest/): kill and acceptance rates (ONLY=a,b)
-	$(PY) autograder/selftest/mutation.py $(if $(ONLY),--only "$(ONLY)")
+	$(PY) -m autograder.selftest.mutation $(if $(ONLY),--only "$(ONLY)")
 
 grade-repeat: $(STAMP) ## grade the solutions N times (default 20): identical results? min/median/max time
-	$(PY) autograder/selftest/run.py repeat $(or $(N),20)
+	$(PY) -m autograder.selftest.runner repeat $(or $(N),20)
 
 # CI's last stage. `make limits` keeps the cores busy for ~9 minutes on purpose (CPU hogs beside gradings held to
 # a quarter vCPU), so the other stages run beside it rather than after it: their verdicts may not depend on the
@@ -164,11 +164,11 @@ GRADESCOPE_IMAGE := dist/gradescope-image
 limits: $(STAMP) check-sync ## Gradescope's limits (root): gradescope-sim on solutions and stubs; timing cases at 0.25 CPU + hogs
 	@$(TIMINGS) start limits
 ifeq ($(shell id -u),0)
-	$(PY) autograder/sim.py --config docker --image $(GRADESCOPE_IMAGE) --reuse-setup --submission solutions --expect full
-	$(PY) autograder/sim.py --config docker --image $(GRADESCOPE_IMAGE) --reuse-setup --submission stubs --expect 0
+	$(PY) -m autograder.sim --config docker --image $(GRADESCOPE_IMAGE) --reuse-setup --submission solutions --expect full
+	$(PY) -m autograder.sim --config docker --image $(GRADESCOPE_IMAGE) --reuse-setup --submission stubs --expect 0
 	@root=$$(mktemp -d /var/cache/minddp-limits-XXXXXX) && trap 'rm -rf "$$root"' EXIT && chmod 755 "$$root" && \
-	$(PY) autograder/sim.py --config privileged --root "$$root/autograder" --submission solutions --expect full
-	$(PY) autograder/selftest/run.py --cases $(LIMITS_CASES) --cpus 0.25 --hog 2 --jobs 2
+	$(PY) -m autograder.sim --config privileged --root "$$root/autograder" --submission solutions --expect full
+	$(PY) -m autograder.selftest.runner --cases $(LIMITS_CASES) --cpus 0.25 --hog 2 --jobs 2
 else
 	@echo "limits: needs root (cgroups, a student uid), as Gradescope has; not run as uid $$(id -u)"
 endif
@@ -190,17 +190,17 @@ endif
 	@$(TIMINGS) stop docker
 
 timings: $(STAMP) ## after .ci/run: keep this machine's tier durations (tools/timings.json) and show them in README.md
-	$(PY) tools/timings.py keep
-	$(PY) tools/timings.py readme
+	$(PY) -m tools.timings keep
+	$(PY) -m tools.timings readme
 
 CONFIG ?= docker
 gradescope-sim: $(STAMP) check-sync ## Gradescope on this machine (root): setup.sh, 0.5 CPU, 768 MB (CONFIG=docker|privileged)
-	$(PY) autograder/sim.py --config $(CONFIG) $(if $(filter docker,$(CONFIG)),--image $(GRADESCOPE_IMAGE) --reuse-setup) \
+	$(PY) -m autograder.sim --config $(CONFIG) $(if $(filter docker,$(CONFIG)),--image $(GRADESCOPE_IMAGE) --reuse-setup) \
 	    $(if $(SUBMISSION),--submission "$(SUBMISSION)") $(SIM_ARGS)
 
 autograder: $(STAMP) check-sync ## dist/autograder.zip for Gradescope, and dist/solutions.zip, stubs.zip to test it with
-	$(PY) autograder/assemble.py zip dist/autograder.zip
-	$(PY) autograder/assemble.py smoke-zips dist
+	$(PY) -m autograder.assemble zip dist/autograder.zip
+	$(PY) -m autograder.assemble smoke-zips dist
 
 clean: ## remove the venv and build products
 	-@umount -l $(GRADESCOPE_IMAGE)/disk 2>/dev/null

@@ -1,6 +1,6 @@
 """A Gradescope-shaped container on this machine: Docker's default confinement, applied by runc.
 
-    python autograder/container.py probe   # what root sees inside: capabilities, seccomp, cgroups, the layers
+    python -m autograder.container probe   # what root sees inside: capabilities, seccomp, cgroups, the layers
 
 Gradescope grades every submission in a fresh Docker container that is not privileged. This module makes the
 same room here (root, runc: the runtime Docker itself drives), from moby's own defaults, which
@@ -340,7 +340,7 @@ def probe(python: str = "/usr/bin/python3") -> dict:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="autograder/container.py", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="python -m autograder.container", description=__doc__.splitlines()[0])
     parser.add_argument("command", choices=["probe"])
     parser.parse_args(argv)
     if os.geteuid() != 0:

@@ -1,6 +1,6 @@
 """Gradescope's limits on this machine (root): a cgroup with a CPU quota and a memory limit (cgroup v1 or
 v2, whichever the machine has), and CPU hogs beside it. Used by `make gradescope-sim` (sim.py) and by the
-self-test's runs at a fraction of a CPU (selftest/run.py --cpus): verdicts must not depend on speed.
+self-test's runs at a fraction of a CPU (selftest/runner.py --cpus): verdicts must not depend on speed.
 """
 
 from __future__ import annotations

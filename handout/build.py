@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """Build handout.pdf (``make handout``): LaTeX if missing, figures and numbers, latexmk, source hashes.
 
-    .venv/bin/python handout/build.py               everything (what `make handout` runs)
-    .venv/bin/python handout/build.py --no-figures  only LaTeX, from the committed handout/generated/
+    python -m handout.build               everything (what `make handout` runs)
+    python -m handout.build --no-figures  only LaTeX, from the committed handout/generated/
 
 Steps: (1) install LaTeX with handout/install-latex.sh when latexmk is missing (Debian, as root);
 (2) regenerate handout/generated/ from the reference code (figures.py); (3) latexmk into handout/build/,

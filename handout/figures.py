@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
 """Generate the handout's numbers and figures from the reference code (staff only).
 
-    .venv/bin/python handout/figures.py            write handout/generated/ (numbers, tables, figures)
-    .venv/bin/python handout/figures.py --check    exit 1 if the committed text files differ from a fresh run
-    .venv/bin/python handout/figures.py --retrace  also record fig-trace's run again (solutions/tracer.py)
+    python -m handout.figures            write handout/generated/ (numbers, tables, figures)
+    python -m handout.figures --check    exit 1 if the committed text files differ from a fresh run
+    python -m handout.figures --retrace  also record fig-trace's run again (solutions/tracer.py)
 
 Every number the handout quotes about the timeline model, the two models and the written questions is a
 ``\\newcommand`` in ``generated/numbers.tex`` / ``generated/questions.tex`` (or a row of a generated table),

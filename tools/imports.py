@@ -1,12 +1,12 @@
 """Staff tool: who imports whom in this repository, its import circles, and the modules that share a name.
 
-    .venv/bin/python tools/imports.py            # the circles, shared names and sys.path edits (exit 1 if any circle)
-    .venv/bin/python tools/imports.py --graph    # every edge: importer -> imported
-    .venv/bin/python tools/imports.py --folders  # who imports whom, folder by folder (how many imports)
+    python -m tools.imports            # the circles, shared names and sys.path edits (exit 1 if any circle)
+    python -m tools.imports --graph    # every edge: importer -> imported
+    python -m tools.imports --folders  # who imports whom, folder by folder (how many imports)
 
 Read from the source (ast), never by importing: every ``import``, ``from ... import`` (at module level or
-inside a function: a lazy import is a dependency too) and ``importlib.import_module("...")`` with a literal
-name. A name is looked up as the code finds it when it runs: in the importer's own folder of imports (its
+inside a function: a lazy import is a dependency too) and every string that is a dotted module name, alone or
+as "module:function" (``importlib.import_module("...")``, what a worker is told to run). A name is looked up as the code finds it when it runs: in the importer's own folder of imports (its
 *root*: solutions/, autograder/, tools/, ...), then in the others. The generated release (assignment/) and
 the self-test's edited copies of student files (mutants, correct variants) are not code of this repository.
 """
@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import ast
 import os
+import re
 import subprocess
 import sys
 from collections import defaultdict
@@ -27,6 +28,7 @@ REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 ROOTS = ("solutions", "autograder", "tools/student", "tools/plugins", "")
 NOT_CODE = ("assignment/", "autograder/selftest/mutants/", "autograder/selftest/correct/",
             "autograder/selftest/submissions/")
+MODULE_STRING = re.compile(r"[A-Za-z_]\w*(\.\w+)+(:\w+)?")  # a string that names a module (or its function)
 CONVENTIONAL = {"__init__.py", "__main__.py", "conftest.py"}  # names every package or test folder may have
 
 
@@ -65,9 +67,8 @@ def imported_names(path: str, tree: ast.AST) -> set[str]:
                 base = ".".join([*parts, *([base] if base else [])])
             names.add(base)
             names.update(f"{base}.{alias.name}" for alias in node.names)  # ``from pkg import module``
-        elif (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "import_module"
-              and node.args and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str)):
-            names.add(node.args[0].value)
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str) and MODULE_STRING.fullmatch(node.value):
+            names.add(node.value.partition(":")[0])  # import_module("a.b"), a worker's "a.b:function"
     return names
 
 
@@ -161,7 +162,7 @@ def path_edits(repo: str = REPO) -> list[str]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="tools/imports.py", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="python -m tools.imports", description=__doc__.splitlines()[0])
     parser.add_argument("--graph", action="store_true", help="print every edge")
     parser.add_argument("--folders", action="store_true", help="the edges summed folder by folder")
     args = parser.parse_args(argv)

@@ -1,7 +1,7 @@
 """Staff tool: regrade a Gradescope export with this tree's grader and see whose score a new grader changes.
 
     make regrade EXPORT=export.zip [OLD=git-rev] [JOBS=n] [OUT=dist/regrade]
-    .venv/bin/python tools/regrade.py EXPORT [--old REV] [--jobs N] [--out DIR]
+    python -m tools.regrade EXPORT [--old REV] [--jobs N] [--out DIR]
 
 EXPORT is Gradescope's "Export Submissions" zip, the folder it unzips to, or any folder of submission
 folders / zips. Every submission is graded as `make grade` grades one: the source folder built once by
@@ -801,7 +801,7 @@ def regrade(export: str, out: str, jobs: int, old: str | None = None, progress: 
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="tools/regrade.py", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="python -m tools.regrade", description=__doc__.splitlines()[0])
     parser.add_argument("export", nargs="?", help="Gradescope's export zip, or a folder of submissions")
     parser.add_argument("--old", help="a git revision: grade with its grader too, and list the changed scores")
     parser.add_argument("--jobs", type=int, help="gradings at a time (default: the CPUs, and 800 MB each)")

@@ -1,10 +1,10 @@
 """How long each tier of the repository's tests takes: measured by the Makefile, written into the README.
 
-    python tools/timings.py start NAME     # the Makefile, first line of a target's recipe
-    python tools/timings.py stop NAME      # ... last line: records NAME's wall time in dist/timings.json
-    python tools/timings.py keep           # this machine's measurements into tools/timings.json (commit it)
-    python tools/timings.py readme         # rewrite the README's block of durations from tools/timings.json
-    python tools/timings.py check          # exit 1 if the README's block is not what `readme` writes
+    python -m tools.timings start NAME     # the Makefile, first line of a target's recipe
+    python -m tools.timings stop NAME      # ... last line: records NAME's wall time in dist/timings.json
+    python -m tools.timings keep           # this machine's measurements into tools/timings.json (commit it)
+    python -m tools.timings readme         # rewrite the README's block of durations from tools/timings.json
+    python -m tools.timings check          # exit 1 if the README's block is not what `readme` writes
 
 A target's time is recorded only when its recipe got to its last line (it passed). The tiers are sums of
 targets, so `make check`, `make test` and `.ci/run` are each timed once, by the run that includes them. The

@@ -2,8 +2,8 @@
 """Staff: the environment a real `torchrun --standalone --nproc_per_node=N` gives its ranks (torch 2.13), for
 check 1.4 on Gradescope.
 
-    .venv/bin/python autograder/grader/torchrun_env.py            write torchrun_env.json beside this file
-    .venv/bin/python autograder/grader/torchrun_env.py --check    exit 1 if it differs from a fresh capture
+    python -m grader.torchrun_env            write torchrun_env.json beside this file
+    python -m grader.torchrun_env --check    exit 1 if it differs from a fresh capture
 
 On Gradescope, check 1.4 starts its ranks itself, jailed like every worker (torchrun's own agent would be a
 process of the student's uid free to start programs), each with exactly this environment: the variables

@@ -1,8 +1,8 @@
 """The contract-coverage table: every item of the handout's contract, the checks that hold a submission to
 it, and the mutants that break it alone (COVERAGE.md, generated).
 
-    .venv/bin/python autograder/selftest/coverage.py          # print the table
-    .venv/bin/python autograder/selftest/coverage.py --write  # rewrite COVERAGE.md (make coverage)
+    python -m autograder.selftest.coverage          # print the table
+    python -m autograder.selftest.coverage --write  # rewrite COVERAGE.md (make coverage)
 
 The items come from the handout (``handout/contract.py``: the numbered lists E, R, C, W, A, B and the functions
 whose ``\\api`` text is their contract); each mutant names the one item it breaks (``VIOLATES``). What the

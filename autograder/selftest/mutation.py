@@ -1,8 +1,8 @@
 """`make mutants`: does the autograder catch realistic mistakes, and accept correct code written other ways?
 
-    .venv/bin/python autograder/selftest/mutation.py                  # every submission (make mutants)
-    .venv/bin/python autograder/selftest/mutation.py --only sum-not-average,hooks-on-grad-accumulator
-    .venv/bin/python autograder/selftest/mutation.py list             # names and descriptions
+    python -m autograder.selftest.mutation                  # every submission (make mutants)
+    python -m autograder.selftest.mutation --only sum-not-average,hooks-on-grad-accumulator
+    python -m autograder.selftest.mutation list             # names and descriptions
 
 Each file of ``mutants/`` and ``correct/`` is one submission: the reference solution plus the edit a student
 would have made (the edit formats of ``cases.py``: ``(old, new)`` pairs or a whole ``Function``).
@@ -257,7 +257,7 @@ def sample_export(subs: list[Submission], out: str) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="autograder/selftest/mutation.py", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="python -m autograder.selftest.mutation", description=__doc__.splitlines()[0])
     parser.add_argument("command", nargs="?", default="grade", choices=["grade", "list", "export"],
                         help="grade (default), list, or export: a sample Gradescope export for `make regrade`")
     parser.add_argument("--out", default=os.path.join(REPO, "dist", "sample-export.zip"), help="export: the zip")

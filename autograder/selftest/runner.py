@@ -1,8 +1,8 @@
 """Self-test of the hidden autograder: grade broken and hostile submissions and check what it answers.
 
-    .venv/bin/python autograder/selftest/run.py                          # every case (make selftest runs it via pytest)
-    .venv/bin/python autograder/selftest/run.py --cases deadlock,os-exit
-    .venv/bin/python autograder/selftest/run.py repeat 20                 # make grade-repeat N=20
+    python -m autograder.selftest.runner                          # every case (make selftest runs it via pytest)
+    python -m autograder.selftest.runner --cases deadlock,os-exit
+    python -m autograder.selftest.runner repeat 20                 # make grade-repeat N=20
 
 Every case of ``cases.py`` is a submission made at test time from the reference (or the stubs) by one small
 edit. The autograder's source folder is built once; each case is graded by the one grading entry point
@@ -401,7 +401,7 @@ def repeat(n: int, use_cache: bool, python: str = sys.executable) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="autograder/selftest/run.py", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="python -m autograder.selftest.runner", description=__doc__.splitlines()[0])
     parser.add_argument("command", nargs="?", default="cases", choices=["cases", "repeat", "list"])
     parser.add_argument("n", nargs="?", type=int, default=20, help="repeat: how many gradings")
     parser.add_argument("--cases", help="comma-separated case names (default: all)")

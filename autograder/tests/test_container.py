@@ -60,9 +60,8 @@ def test_make_grade_under_dockers_capabilities(capabilities, submission, score, 
     bounding = ",".join(["-all"] + [f"+{c.removeprefix('CAP_').lower()}" for c in capabilities])
     root = str(tmp_path / "autograder")
     args = [] if submission == "solutions" else ["--submission", os.path.join(REPOSITORY, "assignment")]
-    done = subprocess.run(["setpriv", f"--bounding-set={bounding}", sys.executable,
-                           os.path.join(AUTOGRADER, "grade.py"), "--keep", root, *args],
-                          capture_output=True, text=True, timeout=900)
+    done = subprocess.run(["setpriv", f"--bounding-set={bounding}", sys.executable, "-m", "autograder.grade",
+                           "--keep", root, *args], cwd=REPOSITORY, capture_output=True, text=True, timeout=900)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     with open(os.path.join(root, "results", "results.json"), encoding="utf-8") as f:
         results = json.load(f)

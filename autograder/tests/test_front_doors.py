@@ -82,8 +82,8 @@ def cache(tmp_path_factory) -> str:
 def make_grade(submission: str, root: str, cache: str) -> dict:
     """`make grade SUBMISSION=...` (the same grade.py command), keeping the folder to read results.json."""
     env = {**os.environ, "MINDDP_REFERENCE_CACHE": cache}
-    done = subprocess.run([sys.executable, os.path.join(REPO, "autograder", "grade.py"), "--submission",
-                           submission, "--keep", root], capture_output=True, text=True, env=env, timeout=1200)
+    done = subprocess.run([sys.executable, "-m", "autograder.grade", "--submission", submission, "--keep", root],
+                          cwd=REPO, capture_output=True, text=True, env=env, timeout=1200)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     with open(os.path.join(root, "results", "results.json"), encoding="utf-8") as f:
         return json.load(f)
@@ -148,11 +148,12 @@ def test_a_weight_changed_in_solutions_is_what_make_grade_grades(tmp_path):
     old = float(declared.group(1))
     part5.write_text(text[:declared.start(1)] + f"{old + 1:g}" + text[declared.end(1):])
     root = tmp_path / "ag"
-    done = subprocess.run([sys.executable, str(scratch / "autograder" / "grade.py"), "--keep", str(root)],
+    # Run as the Makefile does (python -m, from the clone's root): the clone's own code, not this checkout's.
+    done = subprocess.run([sys.executable, "-m", "autograder.grade", "--keep", str(root)], cwd=scratch,
                           capture_output=True, text=True, timeout=1800)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     with open(root / "results" / "results.json", encoding="utf-8") as f:
         results = json.load(f)
     weights = {t["number"]: t["max_score"] for t in results["tests"]}
     assert weights["5.1"] + weights["5.1h"] == old + 1, weights
-    assert results["score"] == 111.0, failures(results)
+    assert results["score"] == FULL + 1, failures(results)

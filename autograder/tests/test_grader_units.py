@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import ast
 import io
 import json
 import os
@@ -403,7 +402,7 @@ def test_staff_scoping_flags_refuse_what_does_not_exist(flag, value, says, tmp_p
 
 
 def test_a_self_test_case_skips_only_the_parts_graded_before_its_files():
-    """selftest/run.py's ``scoped``: the parts before the first one that reads an edited file run only the
+    """selftest/runner.py's ``scoped``: the parts before the first one that reads an edited file run only the
     solutions' code, before any of the case's: skipped; anything else (a part expected to score 0 or to say
     something, a case from the stubs or with an exact score, a mutant's own scope) is graded as declared."""
     from autograder.selftest.cases import CASES
@@ -553,46 +552,3 @@ def test_a_raised_error_says_where_training_was_and_what_an_internal_assert_is()
     assert text.startswith("Your code raised RuntimeError: grad.numel()")
     assert "[raised in step 2's backward]" in text and "torch's own internal checks" in text
     assert "test_grader_units.py" in text  # the frames: where to look
-
-
-def harness_imports() -> dict[str, set[str]]:
-    """The modules of solutions/grading and solutions/minddp each one names: what it imports (at module level
-    or in a function) and what its strings name ("grading.scenarios", "grading.scenarios:warm_up": the fork
-    server's and the workers' imports by name)."""
-    modules = {f"{package}.{name[:-3]}".removesuffix(".__init__"): os.path.join(REPO, "solutions", package, name)
-               for package in ("grading", "minddp") for name in os.listdir(os.path.join(REPO, "solutions", package))
-               if name.endswith(".py")}
-    graph = {}
-    for module, path in modules.items():
-        with open(path, encoding="utf-8") as f:
-            named = set()
-            for node in ast.walk(ast.parse(f.read())):
-                if isinstance(node, ast.Import):
-                    named.update(alias.name for alias in node.names)
-                elif isinstance(node, ast.ImportFrom) and node.module:  # relative: "from .reducer import ..."
-                    base = ".".join([*module.split(".")[:-node.level], node.module] if node.level else [node.module])
-                    named.update([base, *(f"{base}.{alias.name}" for alias in node.names)])
-                elif isinstance(node, ast.Constant) and isinstance(node.value, str):
-                    named.add(node.value.partition(":")[0])
-        graph[module] = {name for name in named if name in modules and name != module}
-    return graph
-
-
-def test_the_harness_and_minddp_import_one_way():
-    """No import circle: the pool is told what to warm up and run (it names no scenario module), and the
-    registry, not checks.py, imports the parts."""
-    graph = harness_imports()
-    assert {"grading.error_text", "minddp.models", "minddp.reducer"} <= graph["grading.scenarios"]
-    assert {"minddp.bucketing", "minddp.reducer"} <= graph["minddp.ddp"]
-    assert "grading.scenarios" in graph["grading.checks"] and "grading.part3" in graph["grading.registry"]
-    reach = {}
-    for start in graph:
-        seen, todo = set(), list(graph[start])
-        while todo:
-            module = todo.pop()
-            if module not in seen:
-                seen.add(module)
-                todo.extend(graph[module])
-        reach[start] = seen
-    assert not [module for module in graph if module in reach[module]], {m: sorted(reach[m]) for m in graph}
-    assert "grading.scenarios" not in reach["grading.pool"]

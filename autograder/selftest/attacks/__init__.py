@@ -11,7 +11,7 @@ One module a boundary under attack, each with its ``ATTACKS``:
     environment     what a worker can see of the machine: sources, environments, processes, fds, the network
     torch_ddp       the worker's traps that keep torch's own DDP out
     channel         the reply channel between a worker and the trusted side
-    launch          check 1.4's torchrun launch
+    torchrun        check 1.4's torchrun launch
     worker          the worker's sandbox: processes, syscalls, socket families, state left between checks
     resources       time, memory, threads, disk
     verdict         what the checks conclude: hidden inputs, the probe's store, results.json's text, odd failures
@@ -24,7 +24,7 @@ One module a boundary under attack, each with its ``ATTACKS``:
 
 from __future__ import annotations
 
-from autograder.selftest.attacks import channel, environment, launch, resources, torch_ddp, verdict, worker
+from autograder.selftest.attacks import channel, environment, resources, torch_ddp, torchrun, verdict, worker
 
 # The order the self-test grades and reports them in (the order they were written in, before the split).
 ORDER = (
@@ -38,7 +38,7 @@ ORDER = (
     "nested-too-deep",  # verdict
     "tensor-shaped-value", "huge-reply", "partial-frame",  # channel
     "launch-fake-reports", "launch-no-process-group", "launch-agent-exec", "launch-deep-tree", "launch-resources",
-    "launch-orphans", "launch-report-tricks",  # launch
+    "launch-orphans", "launch-report-tricks",  # torchrun
     "spawn-everything",  # worker
     "output-injection", "probe-store-spoof",  # verdict
     "persist-between-checks",  # worker
@@ -57,4 +57,4 @@ def _in_order(*modules) -> list:
     return [by_name[name] for name in ORDER]
 
 
-ATTACKS: list = _in_order(environment, torch_ddp, channel, launch, worker, resources, verdict)
+ATTACKS: list = _in_order(environment, torch_ddp, channel, torchrun, worker, resources, verdict)
