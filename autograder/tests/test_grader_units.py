@@ -366,15 +366,15 @@ def test_every_self_test_submission_can_be_built(tmp_path):
     """Every mutant, correct variant and case edits the current reference: an anchor that moved with a change of
     the reference fails here, in `make check`, not half an hour into CI's grading of every submission. (Mutants
     and variants must also compile; some cases are broken on purpose.)"""
-    from autograder.selftest import mutation, run
+    from autograder.selftest import mutation, runner
     from autograder.selftest.cases import CASES
     for sub in mutation.submissions():
-        folder = run.make_submission(sub.case(every_part=False), str(tmp_path / sub.name))
+        folder = runner.make_submission(sub.case(every_part=False), str(tmp_path / sub.name))
         for path in sub.edits:
             with open(os.path.join(folder, path), encoding="utf-8") as f:
                 compile(f.read(), f"{sub.name}: {path}", "exec")
     for case in CASES:
-        run.make_submission(case, str(tmp_path / case.name))
+        runner.make_submission(case, str(tmp_path / case.name))
 
 
 def test_make_tests_torchrun_launch_leaves_nothing_in_tmp(tmp_path, monkeypatch):

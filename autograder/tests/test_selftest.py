@@ -20,7 +20,7 @@ import time
 
 import pytest
 
-from autograder.selftest import runner as selftest  # on sys.path by conftest.py
+from autograder.selftest import runner as selftest
 from autograder.selftest.attacks.grade_uploads import upload_outcomes
 from autograder.selftest.attacks.upload import UPLOADS
 from autograder.selftest.cases import CASES

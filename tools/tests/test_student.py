@@ -72,7 +72,7 @@ def test_student_zip_make_test_fails_only_by_stubs(tmp_path):
 
 
 def test_install_takes_torch_from_the_cpu_index_on_linux_only(tmp_path):
-    import install
+    from tools.student import install
     assert install.torch_index("linux", {}) == install.TORCH_CPU_INDEX
     assert install.torch_index("darwin", {}) == ""  # macOS: PyPI's wheel is the CPU build
     assert install.torch_index("linux", {"TORCH_INDEX_URL": ""}) == ""
@@ -91,7 +91,7 @@ def test_install_takes_torch_from_the_cpu_index_on_linux_only(tmp_path):
 def test_an_index_that_does_not_answer_is_asked_once_and_named(tmp_path):
     import socket
 
-    import install
+    from tools.student import install
     with socket.socket() as closed:  # a port nobody listens on: refused at once
         closed.bind(("127.0.0.1", 0))
         port = closed.getsockname()[1]
