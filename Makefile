@@ -84,7 +84,7 @@ assignment: $(STAMP) ## regenerate assignment/ (the student release) and the pub
 	$(PY) -m tools.expected
 	$(PY) -m tools.assign generate
 
-check-sync: $(STAMP) ## fail if assignment/ or solutions/grading/expected.json is not what `make assignment` writes
+check-sync: $(STAMP) ## fail if assignment/ or solutions/checks/expected.json is not what `make assignment` writes
 	@$(TIMINGS) start check-sync
 	$(PY) -m tools.assign check
 	$(PY) -m tools.expected --check

@@ -45,7 +45,7 @@ import torch
 import torch.distributed as dist
 from torch.profiler import ProfilerActivity, profile, record_function
 
-from grading.scenarios import collective_mark
+from checks.scenarios import collective_mark
 from minddp import models
 
 LABEL = "minddp.trace"

@@ -8,7 +8,7 @@ The source folder (the zip's content, /autograder/source on Gradescope):
 
     run_autograder, setup.sh, requirements.txt   entry points (zip root, as Gradescope requires)
     grader/          the trusted grading code and the hidden inputs (never readable by student code)
-    harness/         the check library students have (grading/) and tests/launch_probe.py: what student
+    harness/         the check library students have (checks/) and tests/launch_probe.py: what student
                      workers run, mounted read-only for them
     reference/       the reference solution: minddp/ and answers.py (trusted workers only)
     skeleton/        the student release's code (provided files + stubs, course.py, student_files.json),
@@ -87,7 +87,7 @@ def build_source(out: str, secret: bool = True) -> str:
     with tempfile.TemporaryDirectory() as tmp:
         release = release_now(os.path.join(tmp, "release"))
         harness = os.path.join(out, "harness")
-        shutil.copytree(os.path.join(release, "grading"), os.path.join(harness, "grading"), ignore=IGNORE)
+        shutil.copytree(os.path.join(release, "checks"), os.path.join(harness, "checks"), ignore=IGNORE)
         shutil.copyfile(os.path.join(release, "tests", "launch_probe.py"), os.path.join(harness, "launch_probe.py"))
         copy_code(release, os.path.join(out, "skeleton"))
     copy_code(os.path.join(REPO, "solutions"), os.path.join(out, "reference"))

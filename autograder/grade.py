@@ -304,7 +304,7 @@ def expected_score(text: str) -> float:
     if text != "full":
         return float(text)
     student_side()
-    from grading.registry import full_marks
+    from checks.registry import full_marks
     return full_marks()
 
 

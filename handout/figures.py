@@ -190,7 +190,7 @@ def lecture_rows_tex(d: dict[str, Any]) -> str:
 
 def points_tex() -> str:
     """The points of each part, the required total and the bonus: the sums of the checks' weights."""
-    from grading.registry import full_marks
+    from checks.registry import full_marks
     names = {"1": "One", "2": "Two", "3": "Three", "4": "Four", "5": "Five", "6": "Six", "A": "BonusA", "B": "BonusB"}
     macros = {f"Points{name}": f"{full_marks(part):g}" for part, name in names.items()}
     macros["PointsRequired"] = f"{full_marks() - full_marks('A') - full_marks('B'):g}"
@@ -218,9 +218,9 @@ def latex_text(text: str) -> str:
 
 
 def checks_tex(part: str) -> str:
-    """The checks of one part, as the grader and `make test` run them (grading/part*.py): number, what it
+    """The checks of one part, as the grader and `make test` run them (checks/part*.py): number, what it
     checks, points, and its public inputs (its hidden inputs are of the same kinds)."""
-    from grading.registry import public_checks
+    from checks.registry import public_checks
     rows = [f"\\checkrow{{{c.number}}}{{{latex_text(c.name)}}}{{{c.weight:g}}}"
             f"{{{'; '.join(latex_text(r.label) for r in c.runs)}}}"
             for c in public_checks() if c.part == part]

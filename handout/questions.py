@@ -52,7 +52,7 @@ Q7_STEPS, Q7_MICRO_BATCHES, Q7_BUCKETS = 10, 4, 3
 
 # Q8-Q10 -- each student's own machine: no data here. The measurement (``make measure``, solutions/measure.py)
 # is the one number of answers.py that is not computed: reference_answers() takes it from solutions/answers.py
-# and computes Q9 and Q10 from it with the grader's own fit and model (grading/part6.py), so answers.py's own
+# and computes Q9 and Q10 from it with the grader's own fit and model (checks/part6.py), so answers.py's own
 # computation (torch's lstsq, minddp.timeline) is checked against them.
 
 
@@ -157,7 +157,7 @@ def reference_answers() -> dict[str, Any]:
     # it is; Q9 and Q10 computed from it by the grader's own fit and closed form.
     import answers as solution
 
-    from grading import part6
+    from checks import part6
     measured = solution.q8_measurements()
     answers["q8_measurements"] = measured
     alpha, beta = part6.fit_alpha_beta(measured["allreduce_s"], measured["world_size"])
@@ -171,7 +171,7 @@ def measure_macros() -> dict[str, Any]:
     """What Q8-Q10 quote: make measure's sizes and repetitions, the checks' tolerances and bounds."""
     import measure
 
-    from grading import part6
+    from checks import part6
 
     def size(nbytes: int) -> str:
         return f"{nbytes // MiB}\\,MiB" if nbytes >= MiB else f"{nbytes // 1024}\\,KiB"

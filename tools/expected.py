@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Staff: the reference solution's answers to the public inputs, for students' local checks.
 
-    tools/expected.py            write solutions/grading/expected.json   (part of `make assignment`)
+    tools/expected.py            write solutions/checks/expected.json   (part of `make assignment`)
     tools/expected.py --check    exit 1 if it differs from what the reference computes now (`make check-sync`)
 
 Checks whose reference is the reference solution (``ref=ANSWER``: Parts 1 and 5) cannot compute it on a
@@ -19,9 +19,9 @@ import sys
 from tools import REPO, SOLUTIONS, student_side
 
 student_side()
-from grading.checks import EXPECTED, reference_solution_results  # noqa: E402
-from grading.local import LocalRunner  # noqa: E402
-from grading.registry import public_checks  # noqa: E402
+from checks.check import EXPECTED, reference_solution_results  # noqa: E402
+from checks.local import LocalRunner  # noqa: E402
+from checks.registry import public_checks  # noqa: E402
 
 
 def compute() -> dict:

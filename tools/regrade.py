@@ -139,7 +139,7 @@ def lone_zip(folder: str) -> str | None:
 def lay_out(path: str, target: str) -> str:
     """The submission as Gradescope hands it to the autograder: an uploaded zip extracted (the export keeps
     the zip as uploaded), a folder as it is (links stay links: the grader refuses them, as on Gradescope)."""
-    return grading().place_submission(lone_zip(path) or path, target)
+    return entry_point().place_submission(lone_zip(path) or path, target)
 
 
 # -- submission_metadata.yml (pure) -----------------------------------------------------------------------------
@@ -367,7 +367,7 @@ def pyplot():
 
 def full_marks() -> float:
     """Every point this tree's checks give, bonus included (the plots' axes end there)."""
-    return grading().expected_score("full")
+    return entry_point().expected_score("full")
 
 
 def plot_scores(path: str, results: dict[str, dict | None], label: str) -> str:
@@ -591,7 +591,7 @@ def default_jobs() -> int:
         return max(1, cpus)  # no /proc (macOS): the CPUs only
 
 
-def grading():
+def entry_point():
     """autograder/grade.py, the one grading entry point: its ``grade`` runs run_autograder on a folder laid
     out like /autograder and checks that it left no process or temporary file behind."""
     from autograder import grade
@@ -635,8 +635,8 @@ def grade_one(grader: Grader, sub: Submission, digest: str, stop: threading.Even
     own_cache = os.path.join(folder, "reference-cache.json")
     if os.path.exists(grader.cache):
         shutil.copyfile(grader.cache, own_cache)  # each grading its own copy: the grader rewrites it
-    grading().lay_out(folder, grader.source)
-    graded = grading().grade(folder, reference_cache=own_cache, log_path=os.path.join(folder, "grader.log"))
+    entry_point().lay_out(folder, grader.source)
+    graded = entry_point().grade(folder, reference_cache=own_cache, log_path=os.path.join(folder, "grader.log"))
     if stop.is_set():
         raise Stopped  # killed by the interruption: its results are not a grade
     with lock:
@@ -662,7 +662,7 @@ def write_json(path: str, data: dict) -> None:
 def kill_graders(run_id: str) -> None:
     """Every grader of this run, with its process group (its trusted workers): grade.py's ``grade`` starts
     the grader as a session leader, and its jailed workers die with it (PR_SET_PDEATHSIG)."""
-    run = grading()
+    run = entry_point()
     for pid in run.processes_tagged(RUN_TAG, run_id):
         try:
             os.killpg(pid, signal.SIGKILL)
@@ -726,7 +726,7 @@ def open_export(path: str, scratch: str) -> str:
         raise RegradeError(f"EXPORT={path} is neither a zip nor a folder: give Gradescope's export (Assignment > "
                            "Review Grades > Export Submissions: a .zip) or the folder it unzips to")
     target = os.path.join(scratch, "export")
-    grading().unpack_like_gradescope(path, target)
+    entry_point().unpack_like_gradescope(path, target)
     return target
 
 

@@ -19,10 +19,10 @@ from tools.student.course import CONFIG_NAME, RELEASE_STAMP, CourseError, Studen
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 # What of solutions/ students get (folders are copied whole); bench.py and the like stay with the staff.
-RELEASED = ("minddp", "grading", "tests", "pytest.ini", "demo.py", "tracer.py", "measure.py", "answers.py")
+RELEASED = ("minddp", "checks", "tests", "pytest.ini", "demo.py", "tracer.py", "measure.py", "answers.py")
 # Released when present (answers.py: the written questions, Part 6; tracer.py: `make trace`; measure.py:
 # `make measure`, the data of Part 6's Q8).
-OPTIONAL = {"demo.py", "tracer.py", "measure.py", "answers.py", "grading"}
+OPTIONAL = {"demo.py", "tracer.py", "measure.py", "answers.py", "checks"}
 TEMPLATES = {"README.md": "README.md", "Makefile": "Makefile", "course.py": "course.py", "install.py": "install.py", ".gitignore": "gitignore"}
 # Build products that may sit in assignment/ (students' or staff's runs) without being part of the release.
 IGNORED_NAMES = {"__pycache__", ".pytest_cache", ".venv", "submission.zip", "submission.zip.partial", "trace"}
@@ -198,8 +198,8 @@ def release_stamp(files: dict[str, bytes], entries: list[StudentFile]) -> bytes:
         return h.hexdigest()[:12]
     own: dict[str, set[str]] = {}
     for entry in entries:
-        own.setdefault(str(entry.part), set()).update([entry.path, *entry.tests, f"grading/part{entry.part}.py"])
-    bonus = {path for path in files if path in ("grading/bonus.py", "tests/test_bonus.py")}
+        own.setdefault(str(entry.part), set()).update([entry.path, *entry.tests, f"checks/part{entry.part}.py"])
+    bonus = {path for path in files if path in ("checks/bonus.py", "tests/test_bonus.py")}
     for part in ("A", "B"):
         own[part] = bonus | own.get("3", set()) | own.get("4", set())
     parts = {part: digest({p for p in paths if p in files}) for part, paths in sorted(own.items())}

@@ -1,6 +1,6 @@
 # GENERATED from solutions/tests/conftest.py by tools/assign.py (staff: edit that file, then `make assignment`).
 # Public tests: do not edit them by hand; the grader runs its own copy (and more tests).
-"""The public tests run every check of grading/part*.py on its public inputs, on one shared runner
+"""The public tests run every check of checks/part*.py on its public inputs, on one shared runner
 (a fork server and pools of gloo workers, started on first use and restarted after a failure)."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ import os
 
 import pytest
 
-from grading.local import LocalRunner
+from checks.local import LocalRunner
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 

@@ -21,7 +21,7 @@ def probe(report) -> None:
     import torch
     import torch.distributed as dist
 
-    from grading.part1 import LAUNCH_TIMEOUT_S
+    from checks.part1 import LAUNCH_TIMEOUT_S
     from minddp.process_group import destroy_process_group, init_process_group
 
     # gloo for CPU tensors, named so that a backend ignored shows; an unusual timeout, so that one ignored shows
@@ -55,7 +55,7 @@ def group_timeout_s() -> float | None:
 def run(send) -> None:
     """``probe``, and its outcome sent once as a worker's message: {"ok": true, "result": report}, or
     {"ok": false, "error": ...} if it raised (the traceback starts in ``probe``)."""
-    from grading.pool import _error_report
+    from checks.pool import _error_report
     try:
         probe(lambda report: send({"ok": True, "result": report}))
     except BaseException as error:

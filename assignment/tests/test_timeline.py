@@ -1,10 +1,10 @@
 # GENERATED from solutions/tests/test_timeline.py by tools/assign.py (staff: edit that file, then `make assignment`).
 # Public tests: do not edit them by hand; the grader runs its own copy (and more tests).
-"""Part 5 — the timeline model (handout §5): the checks of grading/part5.py on their public inputs.
+"""Part 5 — the timeline model (handout §5): the checks of checks/part5.py on their public inputs.
 
 Gradescope runs the same checks, on these and on hidden inputs, and shows the same messages.
 """
 
-from grading.local import check_tests
+from checks.local import check_tests
 
 test_check = check_tests("5")

@@ -1,4 +1,4 @@
-"""The hidden inputs: every check of the release's ``grading`` package again, on inputs students never see.
+"""The hidden inputs: every check of the release's ``checks`` package again, on inputs students never see.
 
 ``HIDDEN[number]`` lists the extra runs of check ``number`` (the same comparison, other arguments); they
 earn the part of the check's points that its public inputs do not (``Check.public_share``). Hidden-only
@@ -14,13 +14,13 @@ from __future__ import annotations
 
 import random
 
+from checks import part2, part5, part6
+from checks.check import ANSWER, NONE, Run, train
+from checks.part1 import env, env_run, invalid_run, layout_run
+from checks.part2 import bucket_run, case, reverse_order_run
+from checks.part3 import EDGES
+from checks.part5 import call, simulator_cases, timeline_run
 from grader.secret import rng
-from grading import part2, part5, part6
-from grading.checks import ANSWER, NONE, Run, train
-from grading.part1 import env, env_run, invalid_run, layout_run
-from grading.part2 import bucket_run, case, reverse_order_run
-from grading.part3 import EDGES
-from grading.part5 import call, simulator_cases, timeline_run
 
 # -- Part 1 ------------------------------------------------------------------------------------------------
 GOOD = env(6, 12, 2, 4, "node0.cluster", 29400)

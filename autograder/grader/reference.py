@@ -35,8 +35,8 @@ from dataclasses import dataclass, field
 from importlib import metadata
 from typing import IO, Any
 
-from grading.checks import WARM_UP, Run
-from grading.pool import ForkServer, WorkerPool, decode, encode_arrays
+from checks.check import WARM_UP, Run
+from checks.pool import ForkServer, WorkerPool, decode, encode_arrays
 
 CACHE_FORMAT = 3
 CACHE_NAME = "reference-cache.json"  # in the autograder's source folder (root's alone on Gradescope)

@@ -10,7 +10,7 @@
    the reference solution or torch, in trusted workers that never see student code; each call's time is
    kept. setup.sh computes it when the image is built; a grading reuses it once it has checked that this
    machine reproduces it bit for bit (else it computes it again).
-6. Student pass, part by part (1, 2, 3, 4, 5, 6, A, B): each check's runs (``grading/part*.py`` and
+6. Student pass, part by part (1, 2, 3, 4, 5, 6, A, B): each check's runs (``checks/part*.py`` and
    ``hidden.py``) on the student's code in fresh jailed workers, with a torch stand-in
    (``standins.py``) for an earlier part whose file failed; a run's deadline comes from the
    reference's time for the same call (``checks.deadline_s``), never from a fixed number of seconds.
@@ -33,6 +33,11 @@ from dataclasses import dataclass, field
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
+from checks.check import WARM_UP, Check, Outcome, Run, candidate_kwargs, deadline_s, judge, message  # noqa: E402
+from checks.feedback import scenario_failure  # noqa: E402
+from checks.local import LaunchFailed  # noqa: E402
+from checks.pool import ForkServer, ScenarioError, WorkerPool  # noqa: E402
+from checks.registry import public_checks  # noqa: E402
 from grader import jailtree, sandbox, settings, version  # noqa: E402
 from grader.hidden import HIDDEN, RANDOM_LABEL  # noqa: E402
 from grader.isolation import Isolation  # noqa: E402
@@ -43,11 +48,6 @@ from grader.stage import read_upload, stage  # noqa: E402
 from grader.standins import standin_text, untrapped  # noqa: E402
 from grader.static import check_file, integrity_findings  # noqa: E402
 from grader.zygote import GradingPool, LaunchPool, StorePool  # noqa: E402
-from grading.checks import WARM_UP, Check, Outcome, Run, candidate_kwargs, deadline_s, judge, message  # noqa: E402
-from grading.feedback import scenario_failure  # noqa: E402
-from grading.local import LaunchFailed  # noqa: E402
-from grading.pool import ForkServer, ScenarioError, WorkerPool  # noqa: E402
-from grading.registry import public_checks  # noqa: E402
 
 TIMEOUTS_BEFORE_GIVING_UP = 2  # per part (the bonus parts count as one): code that hangs must not take 10 minutes
 PART_BUDGET_FLOOR_S, PART_BUDGET_FACTOR = 60.0, 10.0  # ... nor code that is merely slow: a part's time budget

@@ -112,7 +112,7 @@ SUSPICIOUS = {
 }
 TABLE_VALUES = 200  # a literal with more constants than this: a table of answers computed elsewhere?
 LONG_STRING = 4000  # ... or a string this long (data in disguise?)
-SUSPICIOUS_TEXT = ("/autograder", "/proc", "results.json", "grading.", "scenarios", "ReadyProbe", "_dump_fr_trace")
+SUSPICIOUS_TEXT = ("/autograder", "/proc", "results.json", "checks.", "scenarios", "ReadyProbe", "_dump_fr_trace")
 
 
 def integrity_findings(path: str, display_name: str) -> list[str]:
@@ -152,7 +152,7 @@ def _findings(tree: ast.AST, display_name: str) -> list[str]:
                 isinstance(node.value, (ast.Call, ast.Attribute)) and "__dict__" in ast.unparse(node.value) + \
                 (ast.unparse(node.value.func) if isinstance(node.value, ast.Call) else ""):
             found.append((node.lineno, f"writes {ast.unparse(node)[:60]} (a namespace written by name)"))
-        if isinstance(node, (ast.Import, ast.ImportFrom)) and any(n.split(".")[0] == "grading" for n in names):
+        if isinstance(node, (ast.Import, ast.ImportFrom)) and any(n.split(".")[0] == "checks" for n in names):
             found.append((node.lineno, "imports the grading harness (grading.*): no student file needs it"))
         if isinstance(node, (ast.Dict, ast.List, ast.Set, ast.Tuple)) and id(node) not in inner:
             constants = [n for n in ast.walk(node) if isinstance(n, ast.Constant)]

@@ -13,7 +13,7 @@ child applies the request's ``setup`` (written by the trusted grader, never by s
   stand-ins of this check call them);
 * ``launch``: instead of the worker loop, run check 1.4's probe once (``launch_main``).
 
-``GradingPool`` adds what the grader needs to ``grading.pool.WorkerPool``: a memory cap per worker, and
+``GradingPool`` adds what the grader needs to ``checks.pool.WorkerPool``: a memory cap per worker, and
 failures worded by kind (memory, output flood).
 """
 
@@ -26,7 +26,7 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
-from grading.pool import START_TIMEOUT_S, RankFailure, WorkerPool, _free_port, serve
+from checks.pool import START_TIMEOUT_S, RankFailure, WorkerPool, _free_port, serve
 
 # torch's DDP machinery (handout §8): the functions are replaced wherever a loaded module holds them, and the
 # classes are disabled in place (their methods raise), so finding them another way (a module's __dict__,
@@ -130,7 +130,7 @@ def store_main(fd: int, stack_fd: int) -> None:
 
     import torch.distributed as dist
 
-    from grading.pool import COLLECTIVE_TIMEOUT_S, recv_message, send_message
+    from checks.pool import COLLECTIVE_TIMEOUT_S, recv_message, send_message
     sock = socket.socket(fileno=fd)
     store = dist.TCPStore("localhost", int(os.environ["MASTER_PORT"]), is_master=True, wait_for_workers=False,
                           timeout=timedelta(seconds=COLLECTIVE_TIMEOUT_S))
@@ -149,7 +149,7 @@ def launch_main(fd: int, stack_fd: int) -> None:
     import json
     import socket
 
-    from grading.pool import send_message
+    from checks.pool import send_message
     sock = socket.socket(fileno=fd)
     faulthandler.register(signal.SIGUSR1, file=os.fdopen(stack_fd, "w"), all_threads=True)
     import launch_probe

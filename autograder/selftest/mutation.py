@@ -141,7 +141,7 @@ def verdict(sub: Submission, outcome: Outcome, baseline: dict) -> list[str]:
 
 
 def harness() -> None:
-    """Make the students' harness (``grading``) importable here."""
+    """Make the students' harness (``checks``) importable here."""
     student_side()
 
 
@@ -150,8 +150,8 @@ def local_message(folder: str, number: str, server=None) -> str | None:
     release with the submission's files copied in, run by the students' own runner (on ``server``, a fork
     server of the release's, if given: it never imports the code under test, only its workers do)."""
     harness()
-    from grading.local import CheckFailed, LocalRunner
-    from grading.registry import public_checks
+    from checks.local import CheckFailed, LocalRunner
+    from checks.registry import public_checks
     root = os.path.join(folder, "release")
     shutil.copytree(os.path.join(REPO, "assignment"), root, ignore=shutil.ignore_patterns("__pycache__"),
                     dirs_exist_ok=True)  # a mutant caught by two checks asks twice
@@ -172,8 +172,8 @@ def local_messages(rows: list[tuple[Submission, Outcome, list[str]]], jobs: int)
     checks one after the other: they share its release folder), each thread with one fork server for all its
     mutants (torch imported ``jobs`` times, not once per mutant): {(mutant, check number): message}."""
     harness()
-    from grading.checks import WARM_UP
-    from grading.pool import ForkServer
+    from checks.check import WARM_UP
+    from checks.pool import ForkServer
 
     def ask(mutants: list[tuple[Submission, Outcome]]) -> dict:
         server = ForkServer(paths=[os.path.join(REPO, "assignment")], warm_up=WARM_UP)

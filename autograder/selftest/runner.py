@@ -160,9 +160,9 @@ def schema_problems(results: dict) -> list[str]:
 
 
 def withdrawn_problems(results: dict) -> list[str]:
-    """Messages that claimed what the recorded run does not show (grading/claims.py withdrew the claim): a
+    """Messages that claimed what the recorded run does not show (checks/claims.py withdrew the claim): a
     comparison's explanation that is wrong about this submission, whatever else the case expects."""
-    from grading.claims import WITHDRAWN
+    from checks.claims import WITHDRAWN
     return [f"test {t.get('number')}'s message made a claim that the record of the run does not show: "
             f"{t['output'][t['output'].index(WITHDRAWN):][:300]!r}"
             for t in results.get("tests", []) if WITHDRAWN in t.get("output", "")]

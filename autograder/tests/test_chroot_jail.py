@@ -258,8 +258,8 @@ def test_a_gradings_folders_in_the_tree(tree, tmp_path):
     """One folder per grading (root's, its uid's group only), the code and harness copied in, readable; a
     fresh folder to write for each set of workers; all removed at the end."""
     harness = tmp_path / "harness"
-    (harness / "grading").mkdir(parents=True)
-    (harness / "grading" / "checks.py").write_text("X = 1\n")
+    (harness / "checks").mkdir(parents=True)
+    (harness / "checks" / "checks.py").write_text("X = 1\n")
     layers = sandbox.Layers(uid=True, seccomp=True, namespaces=False, chroot=True)
     isolation = Isolation(layers, tree, str(harness))
     try:

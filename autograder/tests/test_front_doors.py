@@ -134,14 +134,14 @@ def test_a_submission_from_an_older_release_is_named_as_such(submitted, cache, t
 
 
 def test_a_weight_changed_in_solutions_is_what_make_grade_grades(tmp_path):
-    """A TA's edit of a check's weight in solutions/grading/, with no `make assignment` after it, is what the
+    """A TA's edit of a check's weight in solutions/checks/, with no `make assignment` after it, is what the
     next `make grade` grades (the autograder is built from solutions/ as it is, not from the generated copy)."""
     scratch = tmp_path / "repo"
     for name in ("solutions", "tools", "autograder", "assignment"):
         shutil.copytree(os.path.join(REPO, name), scratch / name, ignore=shutil.ignore_patterns(
             "__pycache__", ".venv", "hidden-secret"))
     shutil.copyfile(os.path.join(REPO, "requirements.txt"), scratch / "requirements.txt")
-    part5 = scratch / "solutions" / "grading" / "part5.py"
+    part5 = scratch / "solutions" / "checks" / "part5.py"
     text = part5.read_text()
     declared = re.search(r'Check\("5\.1", [^\n]*?weight=([\d.]+)', text)
     assert declared, "check 5.1's declaration moved: update this test"

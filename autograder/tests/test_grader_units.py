@@ -10,16 +10,16 @@ import zipfile
 
 import pytest
 
+from checks.check import Outcome  # noqa: E402
+from checks.claims import WITHDRAWN, audited  # noqa: E402
+from checks.part6 import matches  # noqa: E402
+from checks.registry import public_checks  # noqa: E402
 from grader.hidden import HIDDEN  # noqa: E402
 from grader.results import MAX_OUTPUT_CHARS, clip, plain, write_fallback, write_results  # noqa: E402
 from grader.results import TestResult as Result  # noqa: E402 (pytest would try to collect "Test...")
 from grader.stage import MAX_FILE_BYTES, locate, read_upload, stage  # noqa: E402
 from grader.standins import STANDINS, standin_text  # noqa: E402
 from grader.static import banned_uses, check_file, compile_error, integrity_findings  # noqa: E402
-from grading.checks import Outcome  # noqa: E402
-from grading.claims import WITHDRAWN, audited  # noqa: E402
-from grading.part6 import matches  # noqa: E402
-from grading.registry import public_checks  # noqa: E402
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 PATHS = ["minddp/reducer.py", "answers.py"]
@@ -84,7 +84,7 @@ def test_integrity_report_flags_tables_namespace_writes_sockets_and_the_harness(
     module's namespace look like in a student file (each a way past a check that the report must show)."""
     source = tmp_path / "bucketing.py"
     table = {str(i): [i, i + 1] for i in range(300)}
-    source.write_text(f"import socket\nimport grading.scenarios\nTABLE = {table!r}\n"
+    source.write_text(f"import socket\nimport checks.scenarios\nTABLE = {table!r}\n"
                       "import torch.distributed as dist\nvars(dist)['all_reduce'] = print\n"
                       "dist.__dict__['broadcast'] = print\ns = socket.socket(socket.AF_UNIX)\n"
                       f"BLOB = {'x' * 5000!r}\n")
@@ -254,7 +254,7 @@ def failing_rules(environ: dict) -> list[str]:
     """The rules E1-E6 of handout §1 that ``environ`` breaks, each judged on its own (not in the handout's
     order, which only decides which one a submission reports). A rule about values (E3-E6) is judged only
     when every variable it reads is present and valid: a missing or unparseable variable is one fault."""
-    from grading.part1 import GOOD
+    from checks.part1 import GOOD
     failing = []
     if any(not environ.get(name) for name in GOOD):
         failing.append("E1")
@@ -285,8 +285,8 @@ def failing_rules(environ: dict) -> list[str]:
 def test_every_invalid_environment_of_check_1_2_has_exactly_one_fault():
     import random
 
+    from checks import part1
     from grader import hidden
-    from grading import part1
     public = [r for c in part1.CHECKS if c.number == "1.2" for r in c.runs]
     cases = [(c["env"], c["variable"]) for run in public + list(HIDDEN["1.2"]) for c in run.kwargs["invalid"]]
     for seed in range(20):  # the generator of the secret inputs, on other seeds
@@ -303,7 +303,7 @@ def test_every_invalid_environment_of_check_1_2_has_exactly_one_fault():
 
 def test_the_single_fault_rules_see_each_fault():
     """The evaluator above can fail: the environments the issue found with two faults are seen as such."""
-    from grading.part1 import GOOD, env
+    from checks.part1 import GOOD, env
     assert failing_rules(GOOD) == []
     assert failing_rules({**GOOD, "RANK": "8"}) == ["E3", "E5"]  # RANK 8 of 8, and local rank 1 != 8 mod 4
     assert failing_rules({**GOOD, "LOCAL_WORLD_SIZE": "3"}) == ["E4", "E5"]
@@ -312,7 +312,7 @@ def test_the_single_fault_rules_see_each_fault():
 
 
 def test_an_error_names_a_variable_as_a_whole_word():
-    from grading.part1 import names
+    from checks.part1 import names
     assert names("RANK=8 must be smaller than WORLD_SIZE=8", "RANK")
     assert names("environment variable RANK is not set", "RANK") and names("bad rank: RANK.", "RANK")
     assert not names("LOCAL_RANK=1 contradicts the layout", "RANK")
@@ -381,7 +381,7 @@ def test_make_tests_torchrun_launch_leaves_nothing_in_tmp(tmp_path, monkeypatch)
     """Check 1.4 under `make test` starts a real torchrun, which makes /tmp/torchelastic_* folders: they must go."""
     import tempfile
 
-    from grading.local import launch
+    from checks.local import launch
     monkeypatch.setenv("TMPDIR", str(tmp_path))
     monkeypatch.setattr(tempfile, "tempdir", None)  # gettempdir() reads TMPDIR again
     assert len(launch(os.path.join(REPO, "solutions"), 2)) == 2
@@ -422,7 +422,7 @@ def test_a_self_test_case_skips_only_the_parts_graded_before_its_files():
 
 def launch_reports(met=None, **changes) -> list[dict]:
     """Check 1.4's reports of 2 ranks that did everything right (``changes``: what one did not)."""
-    from grading.part1 import LAUNCH_BACKEND, LAUNCH_TIMEOUT_S
+    from checks.part1 import LAUNCH_BACKEND, LAUNCH_TIMEOUT_S
     return [{"rank": r, "world_size": 2, "local_rank": r, "node_rank": 0, "sum": 7.0, "dist_rank": r,
              "backend": LAUNCH_BACKEND, "timeout_s": float(LAUNCH_TIMEOUT_S), "left": True,
              "destroyed_twice": "did nothing",
@@ -432,8 +432,8 @@ def launch_reports(met=None, **changes) -> list[dict]:
 def test_check_1_4_believes_the_rendezvous_store_not_the_reports():
     """On Gradescope the grader adds what its store saw ("rendezvous": the ranks that joined a process group
     there) to each rank's report: a report that is right in every other way fails without it."""
-    from grading.checks import Failure, Outcome, Run
-    from grading.part1 import compare_launch
+    from checks.check import Failure, Outcome, Run
+    from checks.part1 import compare_launch
     run, values = Run("launch", {"nproc": 2}), [3, 4]
     compare_launch(Outcome(run, launch_reports([0, 1]), None, {}, {"values": values}))  # a real group: passes
     compare_launch(Outcome(run, launch_reports(None), None, {}, {"values": values}))  # make test (torchrun's store)
@@ -444,8 +444,8 @@ def test_check_1_4_believes_the_rendezvous_store_not_the_reports():
 def test_check_1_4_holds_destroy_process_group_to_its_contract():
     """The probe leaves the job, then calls destroy_process_group() again with no group: it must do nothing; the
     timeout it asked init_process_group for is the group's."""
-    from grading.checks import Failure, Outcome, Run
-    from grading.part1 import compare_launch
+    from checks.check import Failure, Outcome, Run
+    from checks.part1 import compare_launch
     run, values = Run("launch", {"nproc": 2}), [3, 4]
     with pytest.raises(Failure, match="destroy_process_group\\(\\) must leave the job"):
         compare_launch(Outcome(run, launch_reports([0, 1], left=False), None, {}, {"values": values}))
@@ -541,8 +541,8 @@ def test_a_message_keeps_only_the_claims_its_record_shows(claim, allreduces, min
 
 def test_a_raised_error_says_where_training_was_and_what_an_internal_assert_is():
     """pool._error_report adds the scenario's word on where it was; feedback.raised explains torch's assertions."""
-    from grading.feedback import raised
-    from grading.pool import RankFailure, _error_report
+    from checks.feedback import raised
+    from checks.pool import RankFailure, _error_report
     try:
         raise RuntimeError("grad.numel() == bucket.numel() INTERNAL ASSERT FAILED at reducer.cpp:1")
     except RuntimeError as error:

@@ -18,9 +18,9 @@ AUTOGRADER = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 REPO = os.path.dirname(AUTOGRADER)
 
 from autograder.selftest.runner import files_by_part  # noqa: E402
+from checks.local import CheckFailed, LocalRunner  # noqa: E402
+from checks.registry import public_checks  # noqa: E402
 from grader.parts import DEPENDS, PART_ORDER, files_read, in_scope, parts_in_full, parts_reading  # noqa: E402
-from grading.local import CheckFailed, LocalRunner  # noqa: E402
-from grading.registry import public_checks  # noqa: E402
 
 FILE_OF = files_by_part()
 POISON = 'raise ImportError("{path} is not one of the files Part {part} reads (grader/parts.py)")\n'

@@ -16,10 +16,10 @@ import secrets
 
 import pytest
 
+from checks.check import Outcome, candidate_kwargs, judge
+from checks.local import LocalRunner
+from checks.registry import public_checks
 from grader import hidden
-from grading.checks import Outcome, candidate_kwargs, judge
-from grading.local import LocalRunner
-from grading.registry import public_checks
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 SECRETS = ["course-a", "course-b", "course-c", "course-d", "course-e"] + [secrets.token_hex(8) for _ in range(int(os.environ.get("RANDOM_SECRETS", 0)))]

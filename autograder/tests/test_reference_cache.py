@@ -13,11 +13,11 @@ import shutil
 
 import pytest
 
+from checks.check import Run  # noqa: E402
+from checks.registry import public_checks  # noqa: E402
 from grader.hidden import HIDDEN  # noqa: E402
 from grader.reference import CACHE_NAME, ReferencePass, call_id, canaries, fingerprint, source_digest  # noqa: E402
 from grader.run import trusted_env  # noqa: E402
-from grading.checks import Run  # noqa: E402
-from grading.registry import public_checks  # noqa: E402
 
 SOLUTIONS = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "solutions")
 ALL_RUNS = [run for check in public_checks() for run in (*check.runs, *HIDDEN.get(check.number, ()))]

@@ -8,10 +8,10 @@ import os
 AUTOGRADER = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SOLUTIONS = os.path.join(os.path.dirname(AUTOGRADER), "solutions")
 
+from checks.check import WARM_UP  # noqa: E402
+from checks.pool import ForkServer, WorkerPool  # noqa: E402
 from grader.run import trusted_env  # noqa: E402
 from grader.zygote import TRAPPED_FUNCTIONS  # noqa: E402
-from grading.checks import WARM_UP  # noqa: E402
-from grading.pool import ForkServer, WorkerPool  # noqa: E402
 
 # Run in a child of the fork server: its private memory before anything else, then every entry of a loaded
 # module's namespace that still holds one of torch's original functions, and whether the comm hooks import.
@@ -59,7 +59,7 @@ FAILING_FORK = """
 import os
 import sys
 
-import grading.pool
+import checks.pool
 
 real, calls = os.fork, []
 
@@ -72,7 +72,7 @@ def fork():
 
 
 os.fork = fork
-grading.pool.serve(int(sys.argv[2]))
+checks.pool.serve(int(sys.argv[2]))
 """
 
 

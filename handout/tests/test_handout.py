@@ -3,7 +3,7 @@
 * The API the handout documents (every ``\\api{module}{signature}`` and ``\\apiname{module}{name}``) exists in
   the generated student release (assignment/) with exactly that signature, and every function a student
   must write is documented by an ``\\api``.
-* Every check (grading/part*.py) is in the handout: each part's box inputs its generated table; every test of
+* Every check (checks/part*.py) is in the handout: each part's box inputs its generated table; every test of
   provided code is named (``\\testname{file}{test}``), and every name there is a real test.
 * No number can drift: handout/generated/ equals what the reference code computes now, and the written
   answers in solutions/answers.py equal what the reference code computes from the questions' data.
@@ -127,7 +127,7 @@ def provided_tests() -> set[tuple[str, str]]:
 
 
 def test_every_check_is_in_the_handout():
-    """Each part's box shows the generated table of its checks (grading/part*.py, as Gradescope runs them)."""
+    """Each part's box shows the generated table of its checks (checks/part*.py, as Gradescope runs them)."""
     from handout import figures
     text = "".join(open(path, encoding="utf-8").read() for path in tex_files())
     missing = [part for part in figures.CHECK_PARTS if f"\\input{{generated/checks-{part}.tex}}" not in text]
@@ -224,7 +224,7 @@ def test_every_contract_item_names_the_checks_that_compare_it_with_torch():
     """Every numbered item names the checks that hold a submission to it; what the handout states of torch's DDP
     is what torch does: those items name checks that run torch's DDP beside the code (and `make validate`
     runs them on the reference solution)."""
-    from grading.registry import public_checks
+    from checks.registry import public_checks
     checks = {c.number: c for c in public_checks()}
     items = contract.numbered_items()
     assert {item.label[0] for item in items} >= {"E", "R", "C", "W", "A", "B"}, "a part's contract is missing"
@@ -243,7 +243,7 @@ def test_every_contract_item_names_the_checks_that_compare_it_with_torch():
 
 
 def test_every_check_against_torch_is_stated_by_a_contract_item():
-    from grading.registry import public_checks
+    from checks.registry import public_checks
     cited = {number for item in contract.numbered_items() for number in item.checks}
     missing = [c.number for c in public_checks() if c.part in CONTRACT_PARTS and c.number not in cited]
     assert not missing, f"checks that no contract item of the handout names (\\checks): {missing}"
@@ -325,7 +325,7 @@ def test_answers_equal_what_the_reference_code_computes():
 def test_the_model_of_q10_is_the_timeline_models():
     """Q10's check recomputes ResNet-50's no-overlap steps in closed form from these numbers: they must be
     minddp.timeline's (the answers test compares the results; this names the number that drifted)."""
-    from grading import part6
+    from checks import part6
     from minddp import timeline
     resnet = timeline.resnet50_model()
     limits = [part6.PREDICTION_CAP_MB * timeline.MB]
@@ -342,7 +342,7 @@ def test_question_points_are_what_the_autograder_gives():
     """Each written question's heading says its points; its checks (named "Qn: ...") must weight it the same."""
     with open(os.path.join(HANDOUT, "questions.tex"), encoding="utf-8") as f:
         headings = re.findall(r"\\subsection\*\{Q(\d+)\..*?\(([\d.]+) points?\)\}", f.read())
-    from grading.part6 import CHECKS
+    from checks.part6 import CHECKS
     points: dict[str, float] = {}
     for check in CHECKS:
         question = re.match(r"Q(\d+):", check.name)
@@ -399,7 +399,7 @@ def test_the_points_follow_the_weights(monkeypatch):
     """A TA changes a check's weight: the handout's part points and totals change with it."""
     import dataclasses
 
-    from grading import registry
+    from checks import registry
     from handout import figures
     real = registry.public_checks()
     before = figures.points_tex()

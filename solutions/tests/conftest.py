@@ -1,4 +1,4 @@
-"""The public tests run every check of grading/part*.py on its public inputs, on one shared runner
+"""The public tests run every check of checks/part*.py on its public inputs, on one shared runner
 (a fork server and pools of gloo workers, started on first use and restarted after a failure)."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ import os
 
 import pytest
 
-from grading.local import LocalRunner
+from checks.local import LocalRunner
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 

@@ -8,7 +8,7 @@ import pytest
 import torch
 import torch.distributed as dist
 
-from grading.pool import STACK_END, ScenarioError, decode, encode
+from checks.pool import STACK_END, ScenarioError, decode, encode
 from minddp.bucketing import MiB, bucket_size_limits
 from minddp.model_shapes import (
     bert_large_param_macs,
@@ -52,45 +52,45 @@ def test_encoding_is_bit_exact():
 
 
 def test_results_come_back_per_rank(pool2):
-    assert pool2.run("grading.scenarios:echo", value=[1.5, "x"]) == [{"rank": 0, "value": [1.5, "x"]},
+    assert pool2.run("checks.scenarios:echo", value=[1.5, "x"]) == [{"rank": 0, "value": [1.5, "x"]},
                                                                      {"rank": 1, "value": [1.5, "x"]}]
 
 
 def test_deadlock_is_detected_with_stacks_and_pool_recovers(pool2):
-    pool2.run("grading.scenarios:echo", value=0)  # started (this test may run alone)
+    pool2.run("checks.scenarios:echo", value=0)  # started (this test may run alone)
     starts = pool2.starts
     with pytest.raises(ScenarioError) as error:  # the scenario never ends: only the deadline can end the run
-        pool2.run("grading.scenarios:deadlock", deadline_s=3)
+        pool2.run("checks.scenarios:deadlock", deadline_s=3)
     assert [f.kind for f in error.value.failures] == ["timeout"] and error.value.finished == [1]
     assert error.value.deadline_s == 3
     where = error.value.failures[0].where
     assert "in deadlock" in where, "the stuck rank's stack names where it was stuck"
     assert STACK_END in where, "the whole stack, down to the main thread's outermost frame"
-    assert pool2.run("grading.scenarios:echo", value=1)[1] == {"rank": 1, "value": 1}
+    assert pool2.run("checks.scenarios:echo", value=1)[1] == {"rank": 1, "value": 1}
     assert pool2.starts == starts + 1, "the pool was restarted once"
 
 
 def test_exception_on_one_rank_is_reported(pool2):
     with pytest.raises(ScenarioError) as error:
-        pool2.run("grading.scenarios:fail_on_rank", rank=1, deadline_s=10)
+        pool2.run("checks.scenarios:fail_on_rank", rank=1, deadline_s=10)
     failure = error.value.failures[0]
     assert (failure.rank, failure.kind, failure.error) == (1, "raised", "ValueError")
     assert "deliberate failure on rank 1" in failure.message and "fail_on_rank" in failure.where
-    assert pool2.run("grading.scenarios:echo", value=2)[0]["value"] == 2
+    assert pool2.run("checks.scenarios:echo", value=2)[0]["value"] == 2
 
 
 def test_worker_that_exits_is_reported(pool2):
     with pytest.raises(ScenarioError) as error:
-        pool2.run("grading.scenarios:exit_abruptly", deadline_s=10)
+        pool2.run("checks.scenarios:exit_abruptly", deadline_s=10)
     assert {(f.kind, f.code) for f in error.value.failures} == {("exited", 3)}
-    assert pool2.run("grading.scenarios:echo", value=3)[0]["value"] == 3
+    assert pool2.run("checks.scenarios:echo", value=3)[0]["value"] == 3
 
 
-# -- the test backend "late" (grading/late_backend.py) -----------------------------------------------------
+# -- the test backend "late" (checks/late_backend.py) -----------------------------------------------------
 
 @pytest.mark.parametrize("in_order", [True, False])
 def test_late_backend_completes_a_work_only_when_it_is_waited_on(pool2, in_order):
-    for seen in pool2.run("grading.scenarios:late_order", in_order=in_order):
+    for seen in pool2.run("checks.scenarios:late_order", in_order=in_order):
         assert seen["after waiting b"] == {"a": "reduced" if in_order else "as launched", "b": True, "c": True,
                                            "chained done": False}, \
             "waiting on b completes b (in order: and a, launched before it); c still holds what it held at launch"
@@ -104,10 +104,10 @@ def test_late_backend_completes_a_work_only_when_it_is_waited_on(pool2, in_order
                                                      ("convbn", {"bucket_cap_mb": 0.01}, None)])
 def test_torch_ddp_trains_through_the_late_backend_as_through_gloo(pool2, model, ddp_kwargs, hook):
     kwargs = {"impl": "torch", "model": model, "steps": 3, "ddp_kwargs": ddp_kwargs, "hook": hook}
-    gloo = pool2.run("grading.scenarios:train", backend="gloo", **kwargs)
+    gloo = pool2.run("checks.scenarios:train", backend="gloo", **kwargs)
     keys = ("forward", "backward", "buffers", "grads", "params", "buckets")
     for backend in ("in order", "late"):
-        late = pool2.run("grading.scenarios:train", backend=backend, **kwargs)
+        late = pool2.run("checks.scenarios:train", backend=backend, **kwargs)
         for mine, theirs in zip(late, gloo, strict=True):
             assert [{k: s[k] for k in keys} for s in mine["steps"]] == [{k: s[k] for k in keys} for s in theirs["steps"]]
             assert mine["construct"] == theirs["construct"] and mine["param_sums"] == theirs["param_sums"]

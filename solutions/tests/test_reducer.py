@@ -1,8 +1,8 @@
-"""Part 3 — the Reducer (handout §3): the checks of grading/part3.py on their public inputs.
+"""Part 3 — the Reducer (handout §3): the checks of checks/part3.py on their public inputs.
 
 Gradescope runs the same checks, on these and on hidden inputs, and shows the same messages.
 """
 
-from grading.local import check_tests
+from checks.local import check_tests
 
 test_check = check_tests("3")

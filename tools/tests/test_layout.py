@@ -11,7 +11,7 @@ PATH_EDITS = {
     "autograder/grader/run.py": "course.py, from the source folder's skeleton/",
     # A student worker's imports: the code under test first, as a student's `make test` finds it.
     "autograder/grader/zygote.py": "a student worker's import path",
-    "solutions/grading/pool.py": "a worker's import path (the code under test, the harness)",
+    "solutions/checks/pool.py": "a worker's import path (the code under test, the harness)",
     # Tests of the jail: a body running inside it imports as a worker would, from what the jail lets it read.
     "autograder/tests/test_mounts.py": "inside a jail, a worker's import path",
     # The student side is imported from a release's root, never installed: the one place that says where.
@@ -27,19 +27,19 @@ def test_no_import_circle():
 
 def test_the_checks_and_the_pool_import_one_way():
     """The graph sees what the fork server and the workers import by name (strings such as
-    "grading.scenarios:warm_up"); the pool names no scenario module, and the registry, not checks.py,
+    "checks.scenarios:warm_up"); the pool names no scenario module, and the registry, not checks.py,
     imports the parts."""
     edges = imports.graph()
-    assert {"solutions/grading/error_text.py", "solutions/minddp/reducer.py"} <= edges["solutions/grading/scenarios.py"]
-    assert "solutions/grading/scenarios.py" in edges["solutions/grading/checks.py"]  # by name, as workers run it
-    assert "solutions/grading/part3.py" in edges["solutions/grading/registry.py"]
-    reach, todo = set(), list(edges["solutions/grading/pool.py"])
+    assert {"solutions/checks/error_text.py", "solutions/minddp/reducer.py"} <= edges["solutions/checks/scenarios.py"]
+    assert "solutions/checks/scenarios.py" in edges["solutions/checks/check.py"]  # by name, as workers run it
+    assert "solutions/checks/part3.py" in edges["solutions/checks/registry.py"]
+    reach, todo = set(), list(edges["solutions/checks/pool.py"])
     while todo:
         path = todo.pop()
         if path not in reach:
             reach.add(path)
             todo.extend(edges[path])
-    assert "solutions/grading/scenarios.py" not in reach, sorted(reach)
+    assert "solutions/checks/scenarios.py" not in reach, sorted(reach)
 
 
 def test_no_two_modules_share_a_name():
@@ -59,4 +59,4 @@ def test_the_checker_finds_a_circle(tmp_path):
     assert imports.circles(edges) == [["a.py", "b.py", "c.py"]]
     import ast
     tree = ast.parse("def f():\n    import x.y\n    importlib.import_module('p.q')\nfrom .r import s\nW = 'u.v:w'\n")
-    assert {"x.y", "p.q", "grading.r", "grading.r.s", "u.v"} <= imports.imported_names("solutions/grading/t.py", tree)
+    assert {"x.y", "p.q", "checks.r", "checks.r.s", "u.v"} <= imports.imported_names("solutions/checks/t.py", tree)

@@ -27,7 +27,7 @@ def measured(tmp_path_factory) -> tuple[str, dict]:
 
 
 def test_make_measure_needs_no_student_code_and_prints_a_dict_q8_accepts(measured, solutions_on_path):
-    from grading import part6
+    from checks import part6
     stdout, answer = measured
     import measure
     assert sorted(answer["allreduce_s"]) == list(measure.SIZES)

@@ -242,7 +242,7 @@ class FakeGrader:
 
     def __init__(self):
         self.graded: list[tuple[str, bool]] = []  # (the submission's answers.py, whether a cache was given filled)
-        self.real = regrade.grading()
+        self.real = regrade.entry_point()
 
     def __getattr__(self, name):
         return getattr(self.real, name)
@@ -264,7 +264,7 @@ class FakeGrader:
 @pytest.fixture
 def fake(monkeypatch):
     grader = FakeGrader()
-    monkeypatch.setattr(regrade, "grading", lambda: grader)
+    monkeypatch.setattr(regrade, "entry_point", lambda: grader)
     return grader
 
 

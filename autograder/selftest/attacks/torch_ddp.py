@@ -71,7 +71,7 @@ ANSWER_WITH_TORCH = SCENARIO_ARGS + CHANNEL + UNLOCK_TORCH + r'''
 
 def _answer_with_torch():
     import json
-    from grading import pool, scenarios
+    from checks import pool, scenarios
     if getattr(scenarios._train, "hijacked", False):
         return
     try:

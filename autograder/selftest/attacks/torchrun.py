@@ -265,7 +265,7 @@ def init_process_group(backend=None, timeout=DEFAULT_TIMEOUT):
 
 ATTACKS: list = [
     Case("launch-fake-reports", "stubs whose init_process_group hands check 1.4's probe the report it expects "
-         "(public in grading/part1.py), guessing the all-reduced sum, and exits: no process group is ever made "
+         "(public in checks/part1.py), guessing the all-reduced sum, and exits: no process group is ever made "
          "(each rank's number is drawn at grading time)", start="stubs",
          edits={PROCESS_GROUP: [Function("init_process_group", FAKE_INIT)]},
          zero=EVERY_PART, full=(), score=(0, 0)),

@@ -79,7 +79,7 @@ def answer_table() -> str:
 
     from tools import student_side
     student_side()
-    from grading import part2
+    from checks import part2
     reference = _reference_bucketing()
     cases = [c for check in part2.CHECKS for run in check.runs for c in run.kwargs.get("cases", ())]
     cases += part2.random_cases(seed=868, count=1500)

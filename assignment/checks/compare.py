@@ -1,0 +1,299 @@
+# GENERATED from solutions/checks/compare.py by tools/assign.py (staff: edit that file, then `make assignment`).
+# Provided code: do not edit it by hand; the grader uses its own copy.
+"""Provided — the comparisons the checks use, with feedback that names the mistake when one explains it.
+
+They run in the caller (pytest, or the grader's trusted process), never in a worker, and need no torch:
+tensors arrive as numpy arrays. Each function raises ``Failure`` with the message you read.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from checks.check import Outcome, fail
+
+PHASES = (("buffers", "buffers after forward"), ("grads", "gradients when backward returned"),
+          ("params", "parameters after optimizer.step()"))
+
+
+# -- training records (Parts 3, 4, bonus): yours against torch DDP's, rank by rank, step by step ------------
+
+def same_training(o: Outcome, section: str = "3") -> None:
+    """Bit-for-bit equality of the start, and of every step's buffers, gradients and parameters, on every rank."""
+    ref, got = o.ref, o.got
+    for rank, (r, g) in enumerate(zip(ref, got, strict=True)):
+        if len(g["steps"]) != len(r["steps"]):
+            fail(f"rank {rank}: the scenario recorded {len(g['steps'])} steps, not {len(r['steps'])}")
+        if g["params_at_start"] != r["params_at_start"] or g["buffers_at_start"] != r["buffers_at_start"]:
+            fail(f"rank {rank}: parameters or buffers right after construction differ from torch DDP's: "
+                 "broadcast every parameter and buffer from rank 0 in the constructor (handout §4).")
+    for step in range(len(ref[0]["steps"])):  # step by step, every rank: the first divergence is the cause
+        for rank, (r, g) in enumerate(zip(ref, got, strict=True)):
+            rs, gs = r["steps"][step], g["steps"][step]
+            for key, what in PHASES:
+                if rs[key] != gs[key]:
+                    fail(f"rank {rank}, step {step + 1}: {what} differ from torch DDP's (handout §{section}); "
+                         f"{largest_difference(r, g)}.{training_hint(key, ref, got, rank, step)}")
+
+
+def largest_difference(ref: dict, got: dict) -> str:
+    """Where the final parameters differ most, from per-parameter sums (cheap to send)."""
+    diffs = {name: abs(value - got["param_sums"].get(name, float("nan")))
+             for name, value in ref["param_sums"].items()}
+    name = max(diffs, key=lambda n: (diffs[n] == diffs[n], diffs[n]))  # NaN (missing) sorts first
+    return f"after the last step, the sum of {name} differs by {diffs[name]:.3g}"
+
+
+def training_hint(key: str, ref: list, got: list, rank: int, step: int) -> str:
+    """What a difference in ``key`` at (rank, step) most likely means (ranks before ``rank`` matched)."""
+    if key == "buffers":
+        return (" Buffers are broadcast from rank 0 at the START of each forward, before the module runs; a "
+                "forward inside no_sync() or under torch.no_grad() skips the next forward's broadcast (handout §4).")
+    if key != "grads":
+        return ""
+    rs, gs = ref[rank]["steps"][step], got[rank]["steps"][step]
+    hint = (f" Rank 0's values match torch DDP's at this step but rank {rank}'s do not: does some of your code "
+            "run on rank 0 only (if rank == 0)?" if rank > 0 else "")
+    mine_ar = [allreduces(got[rank], step, micro) for micro in range(len(gs["backward"]))]
+    theirs_ar = [allreduces(ref[rank], step, micro) for micro in range(len(rs["backward"]))]
+    if len(mine_ar) > 1 and any(mine_ar[:-1]) and not any(theirs_ar[:-1]):
+        return hint + (" A backward whose forward ran inside no_sync() launched all-reduces: with no_sync, "
+                       "gradients only accumulate locally (handout §4).")
+    if not any(mine_ar):
+        if step > 0 and any(c["op"] == "all_reduce" for phase in got[rank]["steps"][0]["backward"] for c in phase):
+            return hint + (f" Iteration 1 launched all-reduces but iteration {step + 1} launched none: reset the "
+                           "per-iteration state (what counts each bucket's missing gradients, which bucket launches next) in "
+                           "prepare_for_backward (handout §3).")
+        return hint + (" Your backward launched no all-reduce on the process group the DDP was given (the default "
+                       "group here, the one whose collectives are recorded): the gradients were never averaged over "
+                       "it. Every collective goes to process_group (handout §3).")
+    if step > 0 and sorted(mine_ar[-1]) == sorted(theirs_ar[-1]) and mine_ar[-1] != theirs_ar[-1]:
+        return hint + (" Your all-reduces have torch's sizes but not its order: launch bucket i+1 only after "
+                       "bucket i, strictly in index order, never in the order buckets fill (handout §3):\n"
+                       + side_by_side(mine_ar[-1], theirs_ar[-1]))
+    early = [c for c in gs["forward"][-1] if c["op"] == "all_reduce"]
+    if early and not any(c["op"] == "all_reduce" for c in rs["forward"][-1]):
+        return hint + (f" Your forward launched {len(early)} all-reduce(s), before backward computed any gradient: "
+                       "buckets whose parameters all counted as unused, and so ready at once. With "
+                       "find_unused_parameters, every parameter the outputs depend on is used, whatever holds the "
+                       "outputs (lists, tuples, dicts; handout §4, bonus A).")
+    # Whatever the buckets, one backward reduces every gradient once: as many elements of each dtype as torch's.
+    mine_dt, theirs_dt = elements_by_dtype(got[rank], step), elements_by_dtype(ref[rank], step)
+    if mine_dt != theirs_dt:
+        return hint + (f" Your backward all-reduced {dtype_text(mine_dt)}; torch DDP's {dtype_text(theirs_dt)}: each "
+                       "gradient is reduced once, in a bucket of its own dtype (one flat tensor of its parameters' "
+                       "dtype on their device; handout §3, C1).")
+    mine, theirs, local = gs.get("grad_abs_sums"), rs.get("grad_abs_sums"), gs.get("local_abs_sums")
+    if mine and local and all_close(mine, local) and not all_close(theirs, local):
+        if rs["params"] == gs["params"]:
+            return hint + (" When loss.backward() returned, .grad still held this rank's local gradients, yet "
+                           "the parameters after optimizer.step() are right: you average too late. Wait for the "
+                           "buckets and copy the averaged gradients back at the end of backward, so backward "
+                           "returns with them (handout §3).")
+        return hint + (" When loss.backward() returned, .grad still held this rank's local gradients: copy the "
+                       "averaged bucket back into .grad at the end of backward (handout §3).")
+    scaled = {k: v / len(ref) for k, v in (local or {}).items()}
+    if mine and local and all_close(mine, scaled) and not all_close(theirs, scaled):
+        return hint + (" When loss.backward() returned, .grad held this rank's own gradients divided by the world "
+                       "size: the bucket as it was launched, read before its all-reduce completed. Wait on each "
+                       "bucket's work (or future) before you read its buffer (handout §3).")
+    return hint + (scaling_hint(theirs, mine, len(ref)) or accumulated_hint(ref[rank], got[rank], step)
+                   or first_difference(theirs, mine, step))
+
+
+def elements_by_dtype(record: dict, step: int) -> dict[str, int]:
+    """Elements all-reduced per dtype in the last backward of ``step``."""
+    counts: dict[str, int] = {}
+    for c in record["steps"][step]["backward"][-1]:
+        if c["op"] == "all_reduce" and c["dtypes"]:
+            counts[c["dtypes"][0]] = counts.get(c["dtypes"][0], 0) + elements(c)
+    return counts
+
+
+def dtype_text(counts: dict[str, int]) -> str:
+    return ", ".join(f"{n:,} {dtype} elements" for dtype, n in sorted(counts.items())) or "nothing"
+
+
+def accumulated_hint(ref: dict, got: dict, step: int) -> str:
+    """If, from the first differing step on, each gradient is torch's summed over this and the earlier steps
+    (plain sums per parameter, which add up), say so: something kept from one iteration to the next."""
+    if step == 0 or any("grad_sums" not in s for s in ref["steps"][:step + 1] + got["steps"][step:step + 1]):
+        return ""
+    mine = got["steps"][step]["grad_sums"]
+    total = {n: sum(s["grad_sums"].get(n, 0.0) for s in ref["steps"][:step + 1]) for n in mine}
+    scale = {n: sum(s["grad_abs_sums"].get(n, 0.0) for s in ref["steps"][:step + 1]) for n in mine}
+    if not mine or mine.keys() != ref["steps"][step]["grad_sums"].keys() or \
+            any(abs(mine[n] - total[n]) > 1e-5 * scale[n] + 1e-12 for n in mine):
+        return ""
+    return (f" Step{'s 1 to' if step > 1 else ''} {step} matched torch DDP's bit for bit; in step {step + 1} each "
+            f"of your gradients is the sum of torch's averaged gradients of steps 1 to {step + 1} (per-parameter "
+            "sums agree): state kept across iterations, e.g. a bucket added to instead of overwritten (handout §3).")
+
+
+def first_difference(theirs: dict | None, mine: dict | None, step: int) -> str:
+    """No cause recognised: where the gradients first differ, and no more."""
+    theirs, mine = theirs or {}, mine or {}
+    differ = [n for n, v in theirs.items() if not all_close({n: v}, {n: mine.get(n, float("nan"))})]
+    if differ:
+        yours = f"{mine[differ[0]]:.6g}" if differ[0] in mine else "no gradient"
+        where = (f" The first gradient that differs: {differ[0]} (sum of |grad|: yours {yours}, torch DDP's "
+                 f"{theirs[differ[0]]:.6g}).")
+    else:
+        where = " The sums of |grad| agree with torch DDP's, but not every bit."
+    return where + (f" Step{'s 1 to' if step > 1 else ''} {step} matched torch DDP's bit for bit: look at what "
+                    "your code carries from one iteration to the next." if step > 0 else "")
+
+
+def all_close(a: dict, b: dict, rtol: float = 1e-6) -> bool:
+    return a.keys() == b.keys() and all(abs(a[k] - b[k]) <= rtol * max(abs(a[k]), abs(b[k]), 1e-30) for k in a)
+
+
+def scaling_hint(theirs: dict | None, mine: dict | None, world_size: int) -> str:
+    """If every gradient is torch's times one constant (sums of |grad| per parameter), name the mistake."""
+    pairs = [(mine[k], v) for k, v in (theirs or {}).items() if v > 0 and k in (mine or {})]
+    if not pairs:
+        return ""
+    ratios = [m / t for m, t in pairs]
+    ratio = ratios[0]
+    if ratio <= 0 or any(abs(r - ratio) > 1e-4 * ratio for r in ratios):
+        return ""
+    if abs(ratio - world_size) < 1e-4 * world_size:
+        return (f" Every gradient is {world_size} times torch's: they were summed across ranks but not divided by "
+                f"the world size ({world_size}) (handout §3).")
+    if abs(ratio * world_size - 1) < 1e-4:
+        return (f" Every gradient is 1/{world_size} of torch's: they were divided by the world size twice "
+                "(handout §3).")
+    divisor = world_size / ratio
+    if abs(divisor - round(divisor)) < 1e-4 * divisor and round(divisor) != world_size:
+        return (f" Every gradient is {ratio:.4g} times torch's: they were divided by {round(divisor)} instead of "
+                f"the world size ({world_size}) (handout §3).")
+    return ""
+
+
+def close_training(o: Outcome, rtol: float = 1e-6, atol: float = 1e-7) -> None:
+    """At 3 ranks x * (1/3) rounds and gloo's summation order depends on the buffer layout: ~1 ulp apart."""
+    for rank, (r, g) in enumerate(zip(o.ref, o.got, strict=True)):
+        for name, value in r["params"].items():
+            mine = g["params"].get(name)
+            if mine is None or mine.shape != value.shape or not np.allclose(mine, value, rtol=rtol, atol=atol):
+                diff = (float(np.max(np.abs(mine.astype(np.float64) - value.astype(np.float64))))
+                        if mine is not None and mine.shape == value.shape else float("nan"))
+                first = [x["steps"][0].get("grad_abs_sums") for x in (r, g)]
+                fail(f"rank {rank}, {name}: differs from torch DDP by up to {diff:.3g} after training "
+                     f"(allowed: rtol {rtol}, atol {atol}); handout §3.{scaling_hint(first[0], first[1], len(o.ref))}")
+    if len({g["steps"][-1]["params"] for g in o.got}) != 1:
+        fail("the replicas diverged: every rank must end with bit-for-bit identical parameters (handout §3).")
+
+
+def allreduces(record: dict, step: int, micro: int = -1) -> list[str]:
+    """'elements dtype' of each all-reduce in one backward, in launch order."""
+    return [collective_text(c) for c in record["steps"][step]["backward"][micro] if c["op"] == "all_reduce"]
+
+
+def elements(collective: dict) -> int:
+    """Elements of a recorded collective's (first) input."""
+    sizes = collective["sizes"]
+    return sizes[0][0] if sizes and sizes[0] else 0
+
+
+def collective_text(collective: dict) -> str:
+    """'elements dtype' of a recorded collective, as the messages show it."""
+    return f"{elements(collective)} {collective['dtypes'][0] if collective['dtypes'] else ''}"
+
+
+def same_allreduces(o: Outcome, rule: str, first_step: int = 1) -> None:
+    """Every backward from iteration ``first_step + 1`` on launches torch's all-reduces (elements, dtype), in
+    order, on every rank."""
+    for rank, (ref, got) in enumerate(zip(o.ref, o.got, strict=True)):
+        for step in range(first_step, len(ref["steps"])):
+            for micro in range(len(ref["steps"][step]["backward"])):
+                mine, theirs = allreduces(got, step, micro), allreduces(ref, step, micro)
+                if mine != theirs:
+                    order = (" They have torch's sizes but not its order: launch bucket i+1 only after bucket i, "
+                             "strictly in index order (handout §3)." if sorted(mine) == sorted(theirs) else "")
+                    fail(f"rank {rank}, step {step + 1}, backward {micro + 1}: {rule}.{order}\n"
+                         + side_by_side(mine, theirs))
+
+
+def as_planned(o: Outcome, section: str) -> None:
+    """The first synchronised backward launches one all-reduce per bucket of the handout's assignment, in index
+    order (what torch's run records as planned: its own DDP uses one bucket in its first iteration)."""
+    if o.run.kwargs.get("subgroups"):
+        return  # a process group's collectives are not recorded (only the default group's are)
+    for rank, (r, g) in enumerate(zip(o.ref, o.got, strict=True)):
+        mine, planned = allreduces(g, 0), r["planned_allreduces"]
+        if mine != planned:
+            order = " They have the right sizes but not the order." if sorted(mine) == sorted(planned) else ""
+            fail(f"rank {rank}, step 1: the all-reduces of the first synchronised backward (elements, dtype) are not "
+                 "one per bucket of torch's assignment, in index order, over every parameter that requires a "
+                 f"gradient (empty ones included; handout §{section}).{order}\n"
+                 + side_by_side(mine, planned, right_name="the buckets"))
+
+
+def side_by_side(left: list, right: list, left_name: str = "yours", right_name: str = "torch DDP") -> str:
+    width = max([len(left_name)] + [len(str(x)) for x in left]) + 2
+    rows = [f"    {'#':>3}  {left_name:<{width}}{right_name}"]
+    for i in range(max(len(left), len(right))):
+        a = str(left[i]) if i < len(left) else "-"
+        b = str(right[i]) if i < len(right) else "-"
+        rows.append(f"    {i:>3}  {a:<{width}}{b}{'' if a == b else '   <- differs'}")
+    return "\n".join(rows[:60])
+
+
+def ascii_overlap(record: dict, step: int) -> str:
+    """A one-line picture of when all-reduces were launched relative to the last gradient."""
+    count = record["steps"][step]["allreduces_before_last_grad"]
+    total = len([c for c in record["steps"][step]["backward"][-1] if c["op"] == "all_reduce"])
+    return ("    backward |" + "#" * 20 + "|  <- last gradient computed here\n"
+            f"    launched before it: {max(count, 0)} of {total} all-reduces")
+
+
+# -- unit outcomes (Parts 1, 2, 5): {"value": ...} or {"error": ..., "message": ...} per case ---------------
+
+def outcome_text(outcome: dict) -> str:
+    if "error" in outcome:
+        return f"raised {outcome['error']}: {outcome['message']}"
+    return repr(_sorted_keys(outcome["value"]))
+
+
+def _sorted_keys(value):
+    """Dicts with their keys in order, so the reference's answer reads the same from expected.json or live."""
+    if isinstance(value, dict):
+        return {k: _sorted_keys(value[k]) for k in sorted(value, key=str)}
+    if isinstance(value, list):
+        return [_sorted_keys(v) for v in value]
+    return value
+
+
+def close(a, b, rtol: float = 1e-9) -> bool:
+    """Equal, with floats within a relative tolerance (nested lists and dicts compared item by item)."""
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(close(a[k], b[k], rtol) for k in a)
+    if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):
+        return len(a) == len(b) and all(close(x, y, rtol) for x, y in zip(a, b, strict=True))
+    if isinstance(a, bool) or isinstance(b, bool):
+        return a is b
+    if isinstance(a, (int, float)) and isinstance(b, (int, float)):
+        return math.isclose(a, b, rel_tol=rtol, abs_tol=1e-15)
+    return a == b
+
+
+def same_outcomes(o: Outcome, describe, rule: str, rtol: float | None = None, cases: str = "cases") -> None:
+    """Every case's outcome equals the reference's (floats within ``rtol`` if given). The first failing case
+    is shown, with the mistake that reproduces every one of your answers if one of the run's ``mistakes``
+    does (the reference's results under each named mistake are in ``o.mistakes``)."""
+    def same(a: dict, b: dict) -> bool:
+        if rtol is None:
+            return a == b
+        return "error" not in a and "error" not in b and close(a["value"], b["value"], rtol)
+
+    inputs, got, ref = o.run.kwargs[cases], o.got[0], o.ref[0]
+    for i, (case, r, g) in enumerate(zip(inputs, ref, got, strict=True)):
+        if same(g, r):
+            continue
+        named = [text for text, results in o.mistakes.items()
+                 if not same(results[0][i], r) and all(same(m, mine) for m, mine in zip(results[0], got, strict=True))]
+        fail(f"{describe(case)}\n  yours:    {outcome_text(g)}\n  expected: {outcome_text(r)}\n{rule}"
+             + (f"\nYour answers are exactly what you get when {named[0]}." if named else ""))

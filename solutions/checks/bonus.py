@@ -1,0 +1,149 @@
+"""Bonus A (unused parameters) and B (bucket rebuild), handout §4: extra credit, graded with your own files."""
+
+from __future__ import annotations
+
+from checks.check import NONE, Check, Outcome, Run, fail, train
+from checks.compare import same_training, side_by_side
+from checks.part3 import EDGES, SUBGROUPS, bucket_records, groups_text, on_process_groups
+
+UNUSED = {"find_unused_parameters": True}
+
+
+def unused_everywhere(o: Outcome) -> None:
+    for rank, (r, g) in enumerate(zip(o.ref, o.got, strict=True)):
+        for name, none in r["grad_is_none"].items():
+            if g["grad_is_none"].get(name) != none:
+                fail(f"rank {rank}, {name}: grad is {'None' if g['grad_is_none'].get(name) else 'a tensor'}; torch "
+                     f"leaves it {'None' if none else 'a tensor'} (handout §4, bonus A)")
+    same_training(o, "4 (bonus A)")
+
+
+def usage_counts(o: Outcome) -> None:
+    """At step s the ranks r <= s use branch b (``scenarios.usage_counts``): every parameter's count is the
+    number of ranks that used it."""
+    world = o.run.world_size
+    for rank, g in enumerate(o.got):
+        for step, counts in enumerate(g["counts"]):
+            expected = [min(step + 1, world) if name.startswith("b.") else world for name in g["names"]]
+            if counts != expected:
+                fail(f"rank {rank}, step {step + 1} ({min(step + 1, world)} of {world} ranks use branch b): "
+                     f"all_reduce_usage returned the usage counts {counts}, expected {expected} for "
+                     f"{g['names']}: the SUM over ranks of the usage bitmaps, i.e. how many ranks used each "
+                     "parameter (handout §4, bonus A)")
+        if not all(g["local_used_kept"]):
+            fail(f"rank {rank}: all_reduce_usage changed self.local_used (reduced it in place?): it returns the sum "
+                 "of all ranks' bitmaps and leaves this rank's own bitmap unchanged (reduce a copy; handout §4, "
+                 "bonus A)")
+        if len(g["counts"]) != o.run.kwargs["steps"]:
+            fail(f"rank {rank}: all_reduce_usage was called {len(g['counts'])} times in {o.run.kwargs['steps']} "
+                 "backward passes; expected once per backward (handout §4, bonus A)")
+
+
+def usage_bitmap(o: Outcome) -> None:
+    if o.run.fn == "usage_counts":
+        return usage_counts(o)
+    if o.run.kwargs.get("subgroups"):  # the bitmap too goes to the DDP's process group
+        return on_process_groups(o, "4 (bonus A)")
+    for rank, g in enumerate(o.got):
+        for step, entry in enumerate(g["steps"]):
+            usage = [c for c in entry["backward"][-1] if c["dtypes"] == ["Int"]]
+            if len(usage) != 1:
+                fail(f"rank {rank}, step {step + 1}: expected exactly one int32 all-reduce (the usage bitmap) per "
+                     f"backward, saw {len(usage)} (handout §4, bonus A)")
+    same_training(o, "4 (bonus A)")
+
+
+def rebuilt_buckets(o: Outcome) -> None:
+    """Every rank rebuilds with rank 0's order (as torch's do), then torch's buckets exactly."""
+    def layout(record: dict, step: int) -> list:  # (index, parameters) of each GradBucket, in launch order
+        return [b[:2] for b in record["steps"][step]["buckets"]]
+
+    for step in range(1, len(o.ref[0]["steps"])):
+        for rank in range(1, len(o.got)):
+            mine, rank0 = layout(o.got[rank], step), layout(o.got[0], step)
+            if mine != rank0 and layout(o.ref[rank], step) == layout(o.ref[0], step):
+                fail(f"iteration {step + 1}: rank {rank}'s GradBuckets (index, parameters) differ from rank 0's. The "
+                     "ranks observed different ready orders; every rank must rebuild with rank 0's observed ready "
+                     "order (broadcast from rank 0), as torch does (handout §4, bonus B):\n"
+                     + side_by_side(mine, rank0, f"rank {rank}", "rank 0"))
+    bucket_records(o, "4 (bonus B)")
+    rebuild_forward(o)
+
+
+def rebuild_forward(o: Outcome) -> None:
+    """The rebuild's collectives come in the forward torch's come in, before the buffers' broadcast."""
+    def extras(record: dict, steady: list) -> list[tuple]:
+        """(step, micro-step, rebuild first?) of each forward launching more collectives than the same micro-step
+        of torch's last iteration (where nothing is rebuilt any more)."""
+        found = []
+        for step, entry in enumerate(record["steps"]):
+            for micro, collectives in enumerate(entry["forward"]):
+                extra = len(collectives) - len(steady[micro])
+                if extra > 0:
+                    found.append((step, micro, collectives[extra:] == steady[micro]))
+        return found
+
+    def where(at: tuple) -> str:
+        step, micro = at[:2]
+        accumulate = o.run.kwargs.get("accumulate", 1)
+        return (f"iteration {step + 1}'s forward {micro + 1} of {accumulate} "
+                + ("(under no_sync())" if micro < accumulate - 1 else "(synchronised)"))
+
+    for rank in range(len(o.got)):
+        steady = o.ref[rank]["steps"][-1]["forward"]
+        mine, theirs = extras(o.got[rank], steady), extras(o.ref[rank], steady)
+        if not theirs:
+            continue
+        if [at[:2] for at in mine] != [at[:2] for at in theirs]:
+            fail(f"rank {rank}: torch rebuilds its buckets (its broadcasts of rank 0's order) once, in "
+                 f"{where(theirs[0])}; "
+                 + ("yours launched no collective beyond torch's in any forward: broadcast rank 0's observed ready "
+                    "order, so that every rank rebuilds with it" if not mine else
+                    "yours launched more collectives than torch's in " + ", ".join(where(at) for at in mine))
+                 + ". Rebuild once, in the first forward with gradients enabled after the first synchronised "
+                 "backward, no_sync() or not (handout §4, bonus B).")
+        if not mine[0][2]:
+            fail(f"rank {rank}, {where(mine[0])}: the rebuild's broadcast came after the buffers' broadcast; torch "
+                 "rebuilds first, then broadcasts the buffers (handout §4, bonus B).")
+
+
+REBUILD = {"bucket_cap_mb_list": [0.001, 0.01], "rebuild_buckets": True}
+
+CHECKS = [
+    Check("A.1", "a parameter unused on every rank keeps grad=None, nothing hangs", weight=2, section="4",
+          runs=(train("minddp", "branch b unused on every rank", model="branchy", steps=3, use_b="none",
+                      ddp_kwargs=UNUSED),),
+          compare=unused_everywhere),
+    Check("A.2", "a parameter used on rank 0 only ends as (g0 + 0) / 2 on both ranks", weight=2, section="4",
+          runs=(train("minddp", "branch b used on rank 0 only", model="branchy", steps=3, use_b="rank0",
+                      ddp_kwargs=UNUSED),
+                train("minddp", "branch b used on rank 0 only, one bucket per tensor (bucket_cap_mb=0: on rank 1 "
+                      "b's buckets hold no gradient)", model="branchy", steps=3, use_b="rank0",
+                      ddp_kwargs={**UNUSED, "bucket_cap_mb": 0}),
+                train("minddp", f"{EDGES}, branch b used on rank 0 only, 2 micro-batches per step, .grad set to None "
+                      "before each step", model="edges", steps=3, use_b="rank0", accumulate=2, set_to_none=True,
+                      ddp_kwargs=UNUSED),
+                train("minddp", "branch b used by every rank in the micro-batch under no_sync() only, not in the "
+                      "synchronised one (2 per step): b's .grad from no_sync counts as used", model="branchy", steps=3,
+                      use_b="no_sync", accumulate=2, ddp_kwargs=UNUSED)),
+          compare=unused_everywhere),
+    Check("A.3", "one extra int32 all-reduce of the usage bitmap per backward, summed over ranks", weight=1,
+          section="4",
+          runs=(train("minddp", "branch b used on every rank", model="branchy", steps=2, use_b="all",
+                      ddp_kwargs=UNUSED),
+                Run("usage_counts", {"steps": 3}, world_size=3, ref=NONE,
+                    label="3 ranks, branch b used by 1, then 2, then 3 of them (the usage counts)"),
+                train("minddp", f"branch b used on rank 0 only, 3 ranks as process groups {groups_text(SUBGROUPS)}",
+                      world_size=3, model="branchy", steps=2, use_b="rank0", subgroups=SUBGROUPS, ddp_kwargs=UNUSED)),
+          compare=usage_bitmap),
+    Check("B.1", "buckets rebuilt in the observed gradient-ready order match torch's from iteration 2", weight=5,
+          section="4", runs=tuple(train("minddp", label, model=model, steps=3, hook="record", ddp_kwargs=REBUILD, **more)
+                                  for model, label, more in (
+                                      ("convbn", "Conv + BatchNorm (weights ready before biases)", {}),
+                                      ("twobranch", "two branches, rank 0 computes branch a last", {}),
+                                      ("frozen", "an MLP with two frozen layers (no gradient, no place in the order)",
+                                       {}),
+                                      ("convbn", "Conv + BatchNorm, 2 micro-steps per iteration (no_sync, then "
+                                                 "synchronised)", {"accumulate": 2}))),
+          compare=rebuilt_buckets),
+]

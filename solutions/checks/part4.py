@@ -1,0 +1,224 @@
+"""Part 4 — the DDP wrapper (handout §4): the checks and their public inputs.
+
+Every run trains the same model with torch's DDP and with your ``minddp.ddp.DistributedDataParallel``
+and compares them: values after every phase, and the collectives of each phase.
+"""
+
+from __future__ import annotations
+
+from checks.check import NONE, Check, Outcome, Run, fail, train
+from checks.compare import as_planned, collective_text, same_allreduces, same_training, side_by_side
+from checks.part3 import EDGES, SUBGROUPS, groups_text, on_process_groups
+
+CONVBN = "Conv + BatchNorm (buffers)"
+
+
+def construction_collectives(record: dict, torch_ddp: bool = False) -> list[str]:
+    """'op elements dtype' of each collective the constructor launched. Torch's DDP first checks that every rank
+    holds parameters of the same shapes (an all_gather and a broadcast of int64 metadata); the handout's W2
+    leaves that check out, so it is left out here."""
+    found = record["construct"]
+    if torch_ddp and found[:1] and found[0]["op"] == "all_gather":
+        found = found[2:]
+    return [f"{c['op']} {collective_text(c)}" for c in found]
+
+
+def same_construction(o: Outcome) -> None:
+    """(W2) The constructor launches torch's broadcasts: one per (dtype, device) group of parameters then buffers."""
+    for rank, (r, g) in enumerate(zip(o.ref, o.got, strict=True)):
+        mine, theirs = construction_collectives(g), construction_collectives(r, torch_ddp=True)
+        if mine != theirs:
+            fail(f"rank {rank}: your constructor launched other collectives than torch DDP's: one broadcast per "
+                 "(dtype, device) group of ALL the tensors it synchronises, taken as one list, parameters first and "
+                 "then buffers (one broadcast_tensors call; handout §4, W2). (Torch's own check that the parameter "
+                 "shapes agree is left out.)\n" + side_by_side(mine, theirs))
+
+
+def broadcast_from_src(o: Outcome, groups: list) -> None:
+    """broadcast_tensors(tensors, group, src): every rank of the group ends with the values of the group's rank src."""
+    src = o.run.kwargs["src"]
+    for ranks in groups:
+        for rank in ranks:
+            if o.got[rank]["from"] != [ranks[src]]:
+                fail(f"broadcast_tensors(tensors, group, src={src}) with group {groups_text([ranks])} of a world of "
+                     f"{len(o.got)}: rank {rank} ended with the values of global rank(s) {o.got[rank]['from']}, not "
+                     f"those of the group's rank {src} (global rank {ranks[src]}): src is a rank of the group, which "
+                     "dist.broadcast wants as a global rank (dist.get_global_rank; handout §4).")
+
+
+def construction(o: Outcome) -> None:
+    groups = o.run.kwargs.get("subgroups") or [list(range(len(o.got)))]
+    if o.run.fn == "broadcast_values":
+        return broadcast_from_src(o, groups)
+    for ranks in groups:
+        for what in ("params", "buffers"):
+            if len({o.got[rank][f"{what}_at_start"] for rank in ranks} | {o.ref[ranks[0]][f"{what}_at_start"]}) > 1:
+                words = "parameters" if what == "params" else "buffers (which differed on every rank before)"
+                where = f" of process group {groups_text([ranks])}" if len(groups) > 1 else ""
+                fail(f"ranks {ranks}{where} start from different {words}, or not from torch DDP's: broadcast rank "
+                     "0's parameters and buffers in the constructor, both (handout §4)")
+    same_construction(o)
+    as_planned(o, "2, §4")
+    if len(groups) > 1:
+        on_process_groups(o, "4")
+    else:
+        same_training(o, "4")
+
+
+def buffers_each_forward(o: Outcome) -> None:
+    off = (o.run.kwargs.get("ddp_kwargs") or {}).get("broadcast_buffers") is False
+    for rank, (r, g) in enumerate(zip(o.ref, o.got, strict=True)):
+        if off and g["buffers_at_start"] != r["buffers_at_start"]:
+            fail(f"rank {rank}: with broadcast_buffers=False, torch's DDP does not broadcast buffers at all, not even "
+                 "in the constructor: each rank keeps its own (here they differ per rank); yours differ from them "
+                 "right after construction (handout §4)")
+        theirs = r["steps"][0]["forward"][0]  # later forwards of torch's also rebuild buckets
+        for step, entry in enumerate(g["steps"]):
+            if entry["forward"][0] != theirs:
+                mine = [c["op"] for c in entry["forward"][0]]
+                rule = ("with broadcast_buffers=False torch's DDP broadcasts nothing in forward" if off else
+                        f"torch DDP broadcasts rank 0's buffers, one broadcast per dtype: {[c['op'] for c in theirs]}")
+                fail(f"rank {rank}, step {step + 1}: your forward launched {mine if mine else 'no broadcast'}; {rule} "
+                     "(handout §4)")
+    same_construction(o)
+    same_training(o, "4")
+
+
+def no_sync_accumulates(o: Outcome) -> None:
+    nested, no_grad = o.run.kwargs.get("no_sync") == "nested", o.run.kwargs.get("no_grad_forward")
+    inside = (" Here an inner no_sync() was entered and left first, inside the outer one: leaving a no_sync() "
+              "restores the state it found (still inside the outer one), it does not switch syncing back on."
+              if nested else "")
+    inside += (" Here each micro-batch starts with a forward under torch.no_grad(): such a forward prepares no "
+               "synchronised backward, so it must not arm the next backward's reduction." if no_grad else "")
+    after = (" Here a no_sync() block was left by an exception just before it: no_sync() must restore the switch "
+             "however its block is left (try/finally)." if nested else "")
+    for rank, g in enumerate(o.got):
+        for step, entry in enumerate(g["steps"]):
+            if any(entry["backward"][:-1]):
+                fail(f"rank {rank}, step {step + 1}: a backward whose forward ran inside no_sync() launched "
+                     f"collectives {[[c['op'] for c in b] for b in entry['backward'][:-1]]}; it must launch none "
+                     f"(handout §4).{inside}")
+            if not any(c["op"] == "all_reduce" for c in entry["backward"][-1]):
+                fail(f"rank {rank}, step {step + 1}: the last micro-batch (outside no_sync) must synchronise, but its "
+                     f"backward launched no all-reduce (handout §4).{after}")
+    same_training(o, "4")
+
+
+def no_sync_read_in_forward(o: Outcome) -> None:
+    for rank, g in enumerate(o.got):
+        for step, entry in enumerate(g["steps"]):
+            if not all(entry["backward"]):
+                fail(f"rank {rank}, step {step + 1}: a forward outside no_sync() must still synchronise its "
+                     "backward, even if the backward runs inside no_sync(): the switch is read in forward "
+                     "(handout §4)")
+    same_training(o, "4")
+
+
+def every_backward_syncs(o: Outcome) -> None:
+    same_allreduces(o, "expected one all-reduce per bucket, as torch DDP (elements, dtype; handout §2, §4)")
+    same_training(o, "4")
+
+
+def tied_once(o: Outcome) -> None:
+    same_allreduces(o, "the all-reduces of backward (elements, dtype) differ from torch DDP's (handout §2, §4)")
+    same_training(o, "4")
+
+
+def raises_like_torch(o: Outcome) -> None:
+    """Torch trains iteration 1 (the unused parameter's bucket never fills) and raises in iteration 2's forward."""
+    for rank, (r, g) in enumerate(zip(o.ref, o.got, strict=True)):
+        mine, theirs = (x["steps"][0].get("grad_abs_sums", {}) if x["steps"] else {} for x in (g, r))
+        extra = sorted(name for name, size in mine.items() if size and name not in theirs)
+        if extra:  # (a zero gradient can be the Reducer's doing; a non-zero one only the module's)
+            fail(f"rank {rank}, iteration 1: {', '.join(extra)} got a non-zero gradient in your run but none in "
+                 "torch's, whose "
+                 "forward left them unused: your model ran with other arguments than the ones given. Does your forward "
+                 "pass every argument on, keyword ones too (self.module(*inputs, **kwargs); handout §4, W5)?")
+        if "error" not in g:
+            fail(f"rank {rank}: training went on although a parameter got no gradient in iteration 1; torch's DDP "
+                 f"raises in the next forward: {r.get('message', '')[:160]}... (handout §4)")
+        if "Expected to have finished reduction" not in g["message"]:
+            fail(f"rank {rank}: raised {g['error']}: {g['message'][:300]!r}; expected the RuntimeError that says "
+                 "\"Expected to have finished reduction in the prior iteration ...\" (handout §4)")
+        if (g["step"], g["phase"]) != (r["step"], r["phase"]):
+            fail(f"rank {rank}: raised in the {g['phase']} of step {g['step']}; torch's DDP raises in the "
+                 f"{r['phase']} of step {r['step']}, after training step 1 normally (handout §4)")
+        if [s["params"] for s in g["steps"]] != [s["params"] for s in r["steps"]]:
+            fail(f"rank {rank}: the parameters after step 1 differ from torch DDP's: in a backward whose reduction "
+                 "did not finish (a parameter got no gradient), torch writes nothing back, not even the buckets "
+                 "already reduced: every .grad keeps this rank's local gradient (handout §4)")
+
+
+CHECKS = [
+    Check("4.1", "every rank starts from rank 0's parameters and buffers, also on a process group", weight=3,
+          section="4",
+          runs=(train("minddp", f"{CONVBN}, a different seed and different buffers on each rank", model="convbn",
+                      steps=3, seed_per_rank=True, buffers_per_rank=True),
+                train("minddp", f"{CONVBN}, 3 ranks as process groups {groups_text(SUBGROUPS)}, a different seed "
+                      "and buffers on each rank", world_size=3, model="convbn", steps=2, seed_per_rank=True,
+                      buffers_per_rank=True, subgroups=SUBGROUPS),
+                train("minddp", "an MLP with two frozen layers, a different seed on each rank", model="frozen",
+                      steps=2, seed_per_rank=True),
+                train("minddp", f"{EDGES}, a different seed on each rank, bucket_cap_mb=0", model="edges", steps=2,
+                      seed_per_rank=True, ddp_kwargs={"bucket_cap_mb": 0}),
+                Run("broadcast_values", {"src": 1}, world_size=2, ref=NONE,
+                    label="broadcast_tensors(..., src=1) on 2 ranks"),
+                Run("broadcast_values", {"src": 1, "subgroups": [[1, 2]]}, world_size=3, ref=NONE,
+                    label="broadcast_tensors(..., src=1) on process group {1, 2} of 3 ranks (its rank 1 is global "
+                          "rank 2)")),
+          compare=construction,
+          hint="every rank starts from rank 0's parameters AND buffers: the constructor broadcasts both. On a process "
+               "group, \"rank 0\" is the group's rank 0: dist.broadcast's src is a global rank "
+               "(dist.get_global_rank(group, 0)), and every collective goes to the group."),
+    Check("4.2", "rank 0's buffers are broadcast at the start of every forward (none with broadcast_buffers=False)",
+          weight=4, section="4",
+          runs=(train("minddp", CONVBN, model="convbn", steps=3),
+                train("minddp", f"{CONVBN}, different buffers on each rank, broadcast_buffers=False", model="convbn",
+                      steps=2, buffers_per_rank=True, ddp_kwargs={"broadcast_buffers": False}),
+                train("minddp", f"{CONVBN}, steps 2 and 4 after ddp.eval() (DDP syncs in eval mode too)",
+                      model="convbn", steps=4, eval_mode=True)),
+          compare=buffers_each_forward,
+          hint="broadcast rank 0's buffers at the START of each forward, before the module runs. After it is too "
+               "late: BatchNorm has already used this rank's statistics, and overwriting them in place breaks the "
+               "tensors autograd saved for backward (\"modified by an inplace operation\")."),
+    Check("4.3", "no_sync accumulates locally with no collective, then the next synced backward averages all",
+          weight=4, section="4",
+          runs=(train("minddp", f"{CONVBN}, 4 micro-batches per step", model="convbn", steps=2, accumulate=4),
+                train("minddp", "6 x Linear(512, 512), 4 micro-batches per step", model="mlp", steps=2, accumulate=4,
+                      ddp_kwargs={"bucket_cap_mb": 1}),
+                train("minddp", f"{CONVBN}, 3 micro-batches, nested no_sync(), one left by an exception",
+                      model="convbn", steps=2, accumulate=3, no_sync="nested"),
+                train("minddp", f"{CONVBN}, 3 micro-batches, each after a forward under torch.no_grad()",
+                      model="convbn", steps=2, accumulate=3, no_grad_forward=True)),
+          compare=no_sync_accumulates,
+          hint="inside no_sync() each backward only accumulates into .grad (nothing zeroes or overwrites it); the "
+               "next synchronised backward then averages the accumulated sum."),
+    Check("4.4", "the no_sync switch is read in forward (wrapping only backward still syncs)", weight=3, section="4",
+          runs=(train("minddp", f"{CONVBN}, no_sync around backward only", model="convbn", steps=2, accumulate=3,
+                      no_sync="backward"),),
+          compare=no_sync_read_in_forward),
+    Check("4.5", "frozen parameters (requires_grad=False) are not synchronised", weight=2, section="4",
+          runs=(train("minddp", "an MLP with two frozen layers", model="frozen", steps=3,
+                      ddp_kwargs={"bucket_cap_mb": 0.01}),),
+          compare=lambda o: same_training(o, "4"),
+          hint="a frozen parameter (requires_grad=False) never gets a gradient: it must not be in any bucket, or "
+               "its bucket never becomes ready."),
+    Check("4.6", "without no_sync every backward averages, buffers broadcast before every forward", weight=2,
+          section="4", runs=(train("minddp", f"{CONVBN}, 2 micro-batches, no no_sync", model="convbn", steps=2,
+                                   accumulate=2, no_sync="never"),),
+          compare=every_backward_syncs),
+    Check("4.7", "a weight shared by two modules is bucketed and all-reduced once", weight=1, section="4",
+          runs=(train("minddp", "the tied model, bucket_cap_mb=0.005", model="tied", steps=3,
+                      ddp_kwargs={"bucket_cap_mb": 0.005}),),
+          compare=tied_once,
+          hint="a weight shared by two modules (the tied embedding) is ONE parameter: hand it to the bucketing and "
+               "the Reducer once (module.parameters() lists it once; walking the submodules lists it twice)."),
+    Check("4.8", "a parameter without a gradient raises in the next forward, as torch DDP does", weight=1,
+          section="4", runs=(train("minddp", "a model whose branch b is unused, find_unused_parameters=False",
+                                   model="branchy", steps=2, use_b="none", catch=True),
+                             train("minddp", "branch b unused, one bucket per tensor (the buckets before it are "
+                                   "reduced)", model="branchy", steps=2, use_b="none", ddp_kwargs={"bucket_cap_mb": 0},
+                                   catch=True)),
+          compare=raises_like_torch),
+]
