@@ -19,6 +19,7 @@ its temporary folder: what it left is a problem of the grading, reported beside 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import shutil
@@ -104,7 +105,7 @@ class Here:
         measured: dict = {}
         group = Cgroup(limits.cpus, limits.memory_mb) if limits.cpus or limits.memory_mb else None
         try:
-            with (group.process_peak() if group else _no_peak()) as peak:
+            with group.process_peak() if group else contextlib.nullcontext([0.0]) as peak:
                 proc = subprocess.Popen(command, cwd=cwd, stdout=log, stderr=subprocess.STDOUT if log else None,
                                         stdin=subprocess.DEVNULL, env={**env, TAG: tag}, start_new_session=True,
                                         preexec_fn=group.join if group else None)
@@ -121,14 +122,6 @@ class Here:
             if group:
                 group.remove()
         return returncode, problems, processes_tagged(TAG, tag), measured
-
-
-class _no_peak:
-    def __enter__(self):
-        return [0.0]
-
-    def __exit__(self, *exc):
-        return False
 
 
 # The container's first process: runs the grader, then lists what is still running (the grader must leave
@@ -209,7 +202,7 @@ def grade(here: str, *, root: str | None = None, room=None, python: str = sys.ex
         timeout_s /= min(1.0, limits.cpus)  # the runner's own guard, not a verdict: scaled to the CPU given
     command = ["bash", os.path.join(root, "source", "run_autograder"), *grader_args]
     began = time.monotonic()
-    with (open(log_path, "wb") if log_path else _no_file()) as log:
+    with open(log_path, "wb") if log_path else contextlib.nullcontext() as log:
         returncode, problems, left, measured = room.run(command, env, os.path.join(root, "source"), log, limits,
                                                         timeout_s)
     seconds = time.monotonic() - began
@@ -238,14 +231,6 @@ def grade(here: str, *, root: str | None = None, room=None, python: str = sys.ex
         with open(log_path, "rb") as f:
             log_text = f.read()[-4000:].decode("utf-8", "replace")
     return Graded(data, seconds, returncode, log_text, problems, measured)
-
-
-class _no_file:
-    def __enter__(self):
-        return None
-
-    def __exit__(self, *exc):
-        return False
 
 
 # -- processes a grading left --------------------------------------------------------------------------------------

@@ -161,6 +161,12 @@ def path_edits(repo: str = REPO) -> list[str]:
     return found
 
 
+def listing(title: str, lines: list[str]) -> None:
+    print(f"{len(lines)} {title}")
+    for line in lines:
+        print(f"  {line}")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m tools.imports", description=__doc__.splitlines()[0])
     parser.add_argument("--graph", action="store_true", help="print every edge")
@@ -182,17 +188,10 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"{path} -> {target}")
         return 0
     found = circles(edges)
-    print(f"{len(edges)} files, {sum(map(len, edges.values()))} imports between them; {len(found)} circle(s)")
-    for component in found:
-        print("  circle: " + " <-> ".join(component))
-    shared = shared_names()
-    print(f"{len(shared)} name(s) shared by modules or packages")
-    for name, paths in shared.items():
-        print(f"  {name}: {', '.join(paths)}")
-    edits = path_edits()
-    print(f"{len(edits)} sys.path edit(s)")
-    for edit in edits:
-        print(f"  {edit}")
+    print(f"{len(edges)} files, {sum(map(len, edges.values()))} imports between them")
+    listing("import circle(s)", [" <-> ".join(component) for component in found])
+    listing("name(s) shared by modules or packages", [f"{n}: {', '.join(p)}" for n, p in shared_names().items()])
+    listing("sys.path edit(s)", path_edits())
     return 1 if found else 0
 
 
