@@ -190,6 +190,9 @@ RANDOM_LABEL = "random configuration"  # how their labels start: a failing one's
 SAME_READY_ORDER = ("mlp", "many_small", "mixed", "tied", "frozen")  # gradients ready in reverse parameter order
 FLAGS = ("set_to_none", "hook", "late", "subgroups", "seed_per_rank", "accumulate", "no_grad_forward", "eval_mode",
          "buffers")
+# Features that random_config never combines (no hook on 3 ranks as process groups: see there): the second is
+# drawn apart from the first where the configurations allow, so that both are exercised in every grading.
+APART = {"subgroups": "hook"}
 
 
 def random_config(r: random.Random, impl: str, model: str, on: set[str]) -> tuple[dict, str]:
@@ -211,7 +214,7 @@ def random_config(r: random.Random, impl: str, model: str, on: set[str]) -> tupl
     # ready order: only where that order is the reverse one. The hooks reduce over the world (their state is
     # None), whose sum is exact only on 2 ranks: none on 3 ranks as process groups.
     hook = r.choice(["fp16", "record"] if impl == "reducer" and model in SAME_READY_ORDER else ["fp16"])
-    if "subgroups" not in on:
+    if impl == "reducer" or "subgroups" not in on:  # the driver has no process groups
         feature("hook", {"fp16": "fp16_compress_hook", "record": "a recording comm hook"}[hook], hook=hook)
     if impl == "reducer":
         feature("late", "works completing out of order", backend="late")
@@ -234,10 +237,14 @@ def random_config(r: random.Random, impl: str, model: str, on: set[str]) -> tupl
 
 
 def features_on(r: random.Random, count: int) -> list[set[str]]:
-    """The FLAGS of each of ``count`` configurations: each flag in about half of them (never all or none)."""
+    """The FLAGS of each of ``count`` configurations: each flag in about half of them (never all or none), a
+    flag of APART first where the flag it excludes is off."""
     on: list[set[str]] = [set() for _ in range(count)]
     for flag in FLAGS:
-        for i in r.sample(range(count), (count + r.randint(0, 1)) // 2):
+        wanted = (count + r.randint(0, 1)) // 2
+        free = [i for i in range(count) if APART.get(flag) not in on[i]]
+        taken = [i for i in range(count) if i not in free]
+        for i in r.sample(free, min(wanted, len(free))) + r.sample(taken, max(0, wanted - len(free))):
             on[i].add(flag)
     return on
 
