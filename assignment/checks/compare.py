@@ -152,7 +152,8 @@ def all_close(a: dict, b: dict, rtol: float = 1e-6) -> bool:
 
 def scaling_hint(theirs: dict | None, mine: dict | None, world_size: int) -> str:
     """If every gradient is torch's times one constant (sums of |grad| per parameter), name the mistake."""
-    pairs = [(mine[k], v) for k, v in (theirs or {}).items() if v > 0 and k in (mine or {})]
+    pairs = [(mine[k], v) for k, v in (theirs or {}).items()
+             if k in (mine or {}) and math.isfinite(mine[k]) and math.isfinite(v) and v > 0]  # inf, NaN: no ratio
     if not pairs:
         return ""
     ratios = [m / t for m, t in pairs]

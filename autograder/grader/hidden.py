@@ -193,6 +193,10 @@ FLAGS = ("set_to_none", "hook", "late", "subgroups", "seed_per_rank", "accumulat
 # Features that random_config never combines (no hook on 3 ranks as process groups: see there): the second is
 # drawn apart from the first where the configurations allow, so that both are exercised in every grading.
 APART = {"subgroups": "hook"}
+# Learning rates that keep a model's training finite for 3 steps of 3 micro-batches under fp16_compress_hook:
+# the edges model's unscaled weights grow its gradients ~12x a step at lr 0.17, past fp16's range by step 3
+# (torch's run and yours then differ only in the bits of their NaNs; 3 of 340 such runs did, at lr > 0.15).
+MAX_LR = {"edges": 0.05}
 
 
 def random_config(r: random.Random, impl: str, model: str, on: set[str]) -> tuple[dict, str]:
@@ -201,7 +205,7 @@ def random_config(r: random.Random, impl: str, model: str, on: set[str]) -> tupl
     words naming its features."""
     limits, words = random_limits(r, model)
     kwargs: dict = {"model": model, "steps": r.randint(2, 3), "ddp_kwargs": limits, "seed": r.randrange(1, 2**31),
-                    "lr": round(r.uniform(0.01, 0.2), 4)}
+                    "lr": round(r.uniform(0.01, MAX_LR.get(model, 0.2)), 4)}
     features = [MODEL_WORDS[model], words]
 
     def feature(flag: str, text: str, **more) -> None:

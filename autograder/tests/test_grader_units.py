@@ -507,6 +507,18 @@ def test_every_secret_turns_every_feature_on_somewhere():
         assert FEATURE_KEYS <= used, (n, FEATURE_KEYS - used)
         assert any("hook" in run.kwargs for run in reducer) and any("hook" in run.kwargs for run in ddp), n
         assert not any("hook" in run.kwargs and "subgroups" in run.kwargs for run in ddp), n
+        unused = hidden.random_unused_runs("A.2", 4, secret=f"any-{n}")
+        assert all(run.kwargs["lr"] <= hidden.MAX_LR.get(run.kwargs["model"], 0.2) for run in reducer + ddp + unused), n
+
+
+def test_a_training_hint_reads_non_finite_sums():
+    """Sums of |grad| with inf or NaN (a training that left fp16's range) give no ratio: the hint uses the
+    finite ones, and never raises (it once turned a NaN into "your code returned something this check
+    cannot read")."""
+    from checks.compare import scaling_hint
+    nan, inf = float("nan"), float("inf")
+    assert "2 times torch's" in scaling_hint({"s": inf, "t": nan, "a": 1.0}, {"s": inf, "t": nan, "a": 2.0}, 2)
+    assert scaling_hint({"s": inf}, {"s": inf}, 2) == ""
 
 
 def test_random_configurations_exercise_every_feature_and_name_it():
