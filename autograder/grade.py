@@ -7,7 +7,7 @@ Every front door grades through ``grade()`` below and keeps only what is its own
     make grade          this file's command line: the folder built from solutions/ now, results.json into dist/
     make selftest       selftest/runner.py: a folder per case (a hostile or mutated submission), its expectation
     make gradescope-sim sim.py: the folder setup.sh prepared, a cgroup of Gradescope's limits, CPU hogs
-    make regrade        tools/regrade.py: a folder per exported submission, a CSV
+    make regrade        tools/regrade/: a folder per exported submission, a CSV
 
 A folder ("ROOT") holds ``source/`` (assemble.py builds it: the zip's content), ``submission/`` and
 ``results/``, as on Gradescope. A *room* is where run_autograder runs: ``Here`` (this machine, as the user

@@ -1,5 +1,5 @@
 """Staff tools: the release (release.py, assign.py, markers.py, validate.py, instructor_diff.py), the public
-answers (expected.py), regrading an export (regrade.py), timings, and the repository's import graph."""
+answers (expected.py), regrading an export (regrade/), timings, and the repository's import graph."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""`make regrade` end to end (tools/regrade.py): a small Gradescope export of real submissions, the solutions
+"""`make regrade` end to end (tools/regrade/): a small Gradescope export of real submissions, the solutions
 (a plain folder) and the stubs (a folder holding the zip the student uploaded), graded by the real grader
 with one reference pass; the CSV must say what each grading's results.json says, a rerun must grade nothing,
 and the changed list, computed from the real gradings, must name exactly the checks whose scores differ.
@@ -19,9 +19,10 @@ import zipfile
 import pytest
 
 from autograder.assemble import reference_submission, student_paths
-from tools import REPO, regrade
+from tools import REPO
+from tools.regrade import plots, table
 
-FULL = regrade.full_marks()  # every point the checks give: the solutions' score
+FULL = plots.full_marks()  # every point the checks give: the solutions' score
 
 SOLUTIONS, STUBS = "301", "302"
 METADATA = f"""\
@@ -69,8 +70,8 @@ def export(tmp_path_factory) -> str:
 
 def run_regrade(export: str, out: str) -> tuple[subprocess.CompletedProcess, float]:
     began = time.monotonic()
-    done = subprocess.run([sys.executable, os.path.join(REPO, "tools", "regrade.py"), export, "--out", out,
-                           "--jobs", "2"], capture_output=True, text=True, timeout=900, stdin=subprocess.DEVNULL)
+    done = subprocess.run([sys.executable, "-m", "tools.regrade", export, "--out", out, "--jobs", "2"], cwd=REPO,
+                          capture_output=True, text=True, timeout=900, stdin=subprocess.DEVNULL)
     assert done.returncode == 0, f"regrade failed:\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}"
     return done, time.monotonic() - began
 
@@ -138,7 +139,7 @@ def test_the_changed_list_of_real_gradings(regraded, tmp_path):
     for name, data in (("old", stubs), ("new", solutions)):
         os.makedirs(tmp_path / name / "results")
         (tmp_path / name / "results" / "7.json").write_text(json.dumps(data))
-    found = regrade.compare_folders(str(tmp_path / "old"), str(tmp_path / "new"))
+    found = table.compare_folders(str(tmp_path / "old"), str(tmp_path / "new"))
     before = {t["number"]: t["score"] for t in stubs["tests"]}
     after = {t["number"]: t["score"] for t in solutions["tests"]}
     differ = [n for n in after if before.get(n) != after[n]]
@@ -146,4 +147,4 @@ def test_the_changed_list_of_real_gradings(regraded, tmp_path):
     assert [(c.id, c.old, c.new) for c in found] == [("7", 0.0, FULL)]
     assert [k for k, _, _ in found[0].checks] == differ
     assert all(a == before[k] and b == after[k] for k, a, b in found[0].checks)
-    assert regrade.compare_folders(str(tmp_path / "new"), str(tmp_path / "new")) == []
+    assert table.compare_folders(str(tmp_path / "new"), str(tmp_path / "new")) == []

@@ -1,4 +1,4 @@
-"""tools/regrade.py without grading: the export and its metadata, the CSV, the summary, the changed list, and
+"""tools/regrade/ without grading: the export and its metadata, the CSV, the summary, the changed list, and
 the resumable orchestration with a stand-in for the grader (the real gradings: autograder/tests/test_regrade_export.py)."""
 
 from __future__ import annotations
@@ -12,6 +12,7 @@ import zipfile
 import pytest
 
 from tools import regrade
+from tools.regrade import batch, export, graders, plots, table
 
 METADATA = """\
 ---
@@ -93,42 +94,42 @@ def gradescope_export(tmp_path) -> str:
 # -- the export and its metadata --------------------------------------------------------------------------
 
 def test_metadata_in_gradescopes_format(tmp_path):
-    found = regrade.read_metadata(write(tmp_path / "m.yml", METADATA))
+    found = export.read_metadata(write(tmp_path / "m.yml", METADATA))
     assert set(found) == {"101", "102", "103"}
     assert found["101"]["submitters"] == [{"name": "Alice O'Hara", "sid": "12345", "email": "alice@example.edu"}]
     assert found["101"]["score"] == 110.0 and found["101"]["created_at"].startswith("2026-10-01 12:00")
     assert [p["name"] for p in found["102"]["submitters"]] == ['Bob "B" Lee', "Carol Diaz"]
     assert found["102"]["score"] == 55.5
     assert found["103"] == {"submitters": [], "score": None, "created_at": ""}
-    assert regrade.submitters_text(found["102"]) == ('Bob "B" Lee <bob@example.edu> (23456); '
-                                                     "Carol Diaz <carol@example.edu> (34567)")
+    assert export.submitters_text(found["102"]) == ('Bob "B" Lee <bob@example.edu> (23456); '
+                                                    "Carol Diaz <carol@example.edu> (34567)")
 
 
 def test_export_zip_read_with_submitters_and_a_lone_zip_extracted(tmp_path):
     folder = regrade.open_export(gradescope_export(tmp_path), str(tmp_path / "scratch"))
-    subs = regrade.read_export(folder)
+    subs = export.read_export(folder)
     assert [s.id for s in subs] == ["101", "102", "103"]
     assert subs[0].submitters == "Alice O'Hara <alice@example.edu> (12345)"
     assert subs[2].submitters == ""
-    assert regrade.lone_zip(subs[1].path) and not regrade.lone_zip(subs[0].path)
-    laid = regrade.lay_out(subs[1].path, str(tmp_path / "graded-102"))
+    assert export.lone_zip(subs[1].path) and not export.lone_zip(subs[0].path)
+    laid = batch.lay_out(subs[1].path, str(tmp_path / "graded-102"))
     assert sorted(os.listdir(laid)) == ["answers.py", "minddp"]  # the upload, extracted as Gradescope does
     with open(os.path.join(laid, "minddp", "reducer.py")) as f:
         assert f.read() == "# bob\n"
-    laid = regrade.lay_out(subs[0].path, str(tmp_path / "graded-101"))
+    laid = batch.lay_out(subs[0].path, str(tmp_path / "graded-101"))
     assert sorted(os.listdir(laid)) == ["answers.py", "minddp"]
 
 
 def test_a_plain_folder_of_submission_folders_and_zips(tmp_path):
     write(tmp_path / "one" / "bob" / "minddp" / "ddp.py", "# bob\n")  # a lone hand-named submission: not a top folder
-    assert [s.id for s in regrade.read_export(str(tmp_path / "one"))] == ["bob"]
+    assert [s.id for s in export.read_export(str(tmp_path / "one"))] == ["bob"]
     tmp_path = tmp_path / "many"
     write(tmp_path / "alice" / "answers.py", "A = 1\n")
     zip_of(tmp_path / "submission_9.zip", {"answers.py": "A = 9\n"})
     write(tmp_path / "notes.txt", "not a submission")
-    subs = regrade.read_export(str(tmp_path))
+    subs = export.read_export(str(tmp_path))
     assert [(s.id, os.path.basename(s.path)) for s in subs] == [("9", "submission_9.zip"), ("alice", "alice")]
-    assert os.listdir(regrade.lay_out(subs[0].path, str(tmp_path / "laid"))) == ["answers.py"]
+    assert os.listdir(batch.lay_out(subs[0].path, str(tmp_path / "laid"))) == ["answers.py"]
 
 
 @pytest.mark.parametrize("kind, says", [
@@ -145,17 +146,17 @@ def test_bad_exports_say_what_to_fix(tmp_path, kind, says):
         os.makedirs(path)
     elif kind == "empty-zip":
         path = zip_of(tmp_path / "export.zip", {"readme.txt": "no submissions here", "notes.pdf": "%PDF"})
-    with pytest.raises(regrade.RegradeError, match=says):
-        regrade.read_export(regrade.open_export(path, str(tmp_path / "scratch")))
+    with pytest.raises(export.RegradeError, match=says):
+        export.read_export(regrade.open_export(path, str(tmp_path / "scratch")))
 
 
 def test_an_unknown_git_rev_and_bad_jobs_are_errors(tmp_path, capsys):
-    with pytest.raises(regrade.RegradeError, match="OLD=no-such-rev-x is not a commit"):
-        regrade.old_tree("no-such-rev-x", str(tmp_path))
-    first = regrade.git("rev-list", "--max-parents=0", "HEAD").split()[0]  # long before any --reference-cache
-    with pytest.raises(regrade.RegradeError, match="has no grader with --reference-cache"):
-        regrade.old_tree(first, str(tmp_path / "first"))
-    with pytest.raises(regrade.RegradeError, match="JOBS=0"):
+    with pytest.raises(export.RegradeError, match="OLD=no-such-rev-x is not a commit"):
+        graders.old_tree("no-such-rev-x", str(tmp_path))
+    first = graders.git("rev-list", "--max-parents=0", "HEAD").split()[0]  # long before any --reference-cache
+    with pytest.raises(export.RegradeError, match="has no grader with --reference-cache"):
+        graders.old_tree(first, str(tmp_path / "first"))
+    with pytest.raises(export.RegradeError, match="JOBS=0"):
         regrade.regrade(str(tmp_path), str(tmp_path / "out"), 0)
     assert regrade.main([]) == 2
     assert "make regrade EXPORT=" in capsys.readouterr().err
@@ -164,13 +165,13 @@ def test_an_unknown_git_rev_and_bad_jobs_are_errors(tmp_path, capsys):
 
 
 def test_default_jobs_is_bounded_by_the_cpus():
-    assert 1 <= regrade.default_jobs() <= (os.cpu_count() or 1)
+    assert 1 <= batch.default_jobs() <= (os.cpu_count() or 1)
 
 
 # -- the CSV, the summary, the changes ---------------------------------------------------------------------
 
-SUBS = [regrade.Submission("101", "/x/101", "Alice <a@x>"), regrade.Submission("102", "/x/102"),
-        regrade.Submission("103", "/x/103")]
+SUBS = [export.Submission("101", "/x/101", "Alice <a@x>"), export.Submission("102", "/x/102"),
+        export.Submission("103", "/x/103")]
 NEW = {"101": {**results({"1.1": 1.0, "1.1h": 1.0, "3.2": 1.0}),
                "extra_data": {"release": {"grader": "bbbbbbbbbbbb", "submission": "aaaaaaaaaaaa", "changed": ["3", "6"]}}},
        "102": results({"1.1": 1.0, "1.1h": 0.0, "3.2": 0.0}, output="\n  launched no all-reduce\nmore"),
@@ -178,7 +179,7 @@ NEW = {"101": {**results({"1.1": 1.0, "1.1h": 1.0, "3.2": 1.0}),
 
 
 def test_scores_csv_one_row_per_submission_and_check(tmp_path):
-    path = regrade.write_csv(str(tmp_path / "scores.csv"), regrade.CSV_HEADER, regrade.score_rows(SUBS, NEW))
+    path = table.write_csv(str(tmp_path / "scores.csv"), table.CSV_HEADER, table.score_rows(SUBS, NEW))
     with open(path, newline="") as f:
         rows = list(csv.DictReader(f))
     assert [(r["submission"], r["check"], float(r["score"])) for r in rows] == [
@@ -192,7 +193,7 @@ def test_scores_csv_one_row_per_submission_and_check(tmp_path):
 
 
 def test_summary_counts_scores_and_failure_rates():
-    text = regrade.summary(NEW, "grader abc", {"102": ["the grader exited with code 1"]})
+    text = table.summary(NEW, "grader abc", {"102": ["the grader exited with code 1"]})
     assert "grader abc: 3 submission(s)" in text
     assert "mean 1.33, median 1.00, min 0, max 3" in text  # 3, 1 and 0 (no results)
     lines = {line.split()[0]: line.split()[1:3] for line in text.splitlines() if line[:1].isdigit()}
@@ -206,28 +207,28 @@ def test_changes_name_the_submissions_and_exactly_the_checks_that_differ():
            "103": results({"1.1": 0.5, "1.1h": 0.5}),              # same total, other checks: not a change
            "104": results({"1.1": 1.0})}                            # gone from the new grading
     new = {**NEW, "103": results({"1.1": 1.0, "1.1h": 0.0}), "105": results({"9.9": 1.0})}
-    found = regrade.changes(old, new)
+    found = table.changes(old, new)
     assert [(c.id, c.old, c.new, c.checks) for c in found] == [
         ("101", 2.0, 3.0, (("3.2", 0.0, 1.0),)),
         ("104", 1.0, None, (("1.1", 1.0, None),)),
         ("105", None, 1.0, (("9.9", None, 1.0),))]
-    rows = regrade.change_rows(found, {"101": "Alice <a@x>"})
+    rows = table.change_rows(found, {"101": "Alice <a@x>"})
     assert rows[0] == ["101", "Alice <a@x>", "2", "3", "+1", "3.2: 0 -> 1"]
-    assert "3 of 5 submission(s) change score" in regrade.change_text(found, {}, 5)
-    assert regrade.changes(new, new) == [] and "no submission's score changed" in regrade.change_text([], {}, 3)
+    assert "3 of 5 submission(s) change score" in table.change_text(found, {}, 5)
+    assert table.changes(new, new) == [] and "no submission's score changed" in table.change_text([], {}, 3)
 
 
 def test_compare_two_regrade_output_folders(tmp_path):
     for out, data in (("old", {"7": results({"2.1": 0.0, "2.2": 1.0})}), ("new", {"7": results({"2.1": 1.0, "2.2": 1.0})})):
         for sid, value in data.items():
             write(tmp_path / out / "results" / f"{sid}.json", json.dumps(value))
-    found = regrade.compare_folders(str(tmp_path / "old"), str(tmp_path / "new"))
+    found = table.compare_folders(str(tmp_path / "old"), str(tmp_path / "new"))
     assert [(c.id, c.checks) for c in found] == [("7", (("2.1", 0.0, 1.0),))]
 
 
 def test_plots_are_pngs(tmp_path):
-    paths = [regrade.plot_scores(str(tmp_path / "s.png"), NEW, "t"), regrade.plot_failures(str(tmp_path / "f.png"), NEW, "t"),
-             regrade.plot_old_vs_new(str(tmp_path / "o.png"), {"101": NEW["101"]}, NEW, "old", "new")]
+    paths = [plots.plot_scores(str(tmp_path / "s.png"), NEW, "t"), plots.plot_failures(str(tmp_path / "f.png"), NEW, "t"),
+             plots.plot_old_vs_new(str(tmp_path / "o.png"), {"101": NEW["101"]}, NEW, "old", "new")]
     for path in paths:
         with open(path, "rb") as f:
             assert f.read(8) == b"\x89PNG\r\n\x1a\n", path
@@ -242,7 +243,7 @@ class FakeGrader:
 
     def __init__(self):
         self.graded: list[tuple[str, bool]] = []  # (the submission's answers.py, whether a cache was given filled)
-        self.real = regrade.entry_point()
+        self.real = batch.entry_point()
 
     def __getattr__(self, name):
         return getattr(self.real, name)
@@ -264,19 +265,20 @@ class FakeGrader:
 @pytest.fixture
 def fake(monkeypatch):
     grader = FakeGrader()
-    monkeypatch.setattr(regrade, "entry_point", lambda: grader)
+    for module in (regrade, batch, plots):  # each module that calls entry_point (each imports it by name)
+        monkeypatch.setattr(module, "entry_point", lambda: grader)
     return grader
 
 
 def test_regrade_writes_everything_and_resumes(tmp_path, fake):
-    export = tmp_path / "export"
-    write(export / "submission_1" / "answers.py", "ok\n")
-    write(export / "submission_2" / "answers.py", "no\n")
+    export_dir = tmp_path / "export"
+    write(export_dir / "submission_1" / "answers.py", "ok\n")
+    write(export_dir / "submission_2" / "answers.py", "no\n")
     zip_of(tmp_path / "lone.zip", {"answers.py": "ok zipped\n"})
-    os.makedirs(export / "submission_3")
-    os.replace(tmp_path / "lone.zip", export / "submission_3" / "upload.zip")
+    os.makedirs(export_dir / "submission_3")
+    os.replace(tmp_path / "lone.zip", export_dir / "submission_3" / "upload.zip")
     out = str(tmp_path / "out")
-    text = regrade.regrade(str(export), out, jobs=2, progress=False)
+    text = regrade.regrade(str(export_dir), out, jobs=2, progress=False)
     assert sorted(t for t, _ in fake.graded) == ["no\n", "ok\n", "ok zipped\n"]
     assert [cached for _, cached in fake.graded] == [False, True, True]  # one reference pass, then reused
     assert "3 submission(s)" in text and "3 graded now" in text
@@ -286,26 +288,26 @@ def test_regrade_writes_everything_and_resumes(tmp_path, fake):
         scored = {(r["submission"], r["check"]): float(r["score"]) for r in csv.DictReader(f)}
     assert scored == {("1", "6.1"): 1.0, ("1", "6.2"): 1.0, ("2", "6.1"): 0.0, ("2", "6.2"): 1.0,
                       ("3", "6.1"): 1.0, ("3", "6.2"): 1.0}
-    assert sorted(regrade.load_results(out)) == ["1", "2", "3"]
+    assert sorted(table.load_results(out)) == ["1", "2", "3"]
     run = [d for d in os.listdir(os.path.join(out, "runs")) if not d.startswith(".")]
     assert len(run) == 1 and sorted(os.listdir(os.path.join(out, "runs", run[0], "submissions", "1"))) == ["graded.json", "results"]
 
     fake.graded.clear()
-    text = regrade.regrade(str(export), out, jobs=2, progress=False)  # same grader, same export: nothing to do
+    text = regrade.regrade(str(export_dir), out, jobs=2, progress=False)  # same grader, same export: nothing to do
     assert fake.graded == [] and "3 reused from an earlier run" in text
 
-    write(export / "submission_2" / "answers.py", "ok now\n")  # a changed submission is graded again
+    write(export_dir / "submission_2" / "answers.py", "ok now\n")  # a changed submission is graded again
     os.remove(os.path.join(out, "runs", run[0], "submissions", "3", "graded.json"))  # ... and one whose grading was interrupted
-    regrade.regrade(str(export), out, jobs=1, progress=False)
+    regrade.regrade(str(export_dir), out, jobs=1, progress=False)
     assert sorted(t for t, _ in fake.graded) == ["ok now\n", "ok zipped\n"]
 
 
 def test_old_revision_is_built_from_git_and_compared(tmp_path, fake, monkeypatch):
     monkeypatch.setattr(regrade.tempfile, "tempdir", str(tmp_path))  # to see the scratch folder go
-    export = tmp_path / "export"
-    write(export / "submission_5" / "answers.py", "ok\n")
+    export_dir = tmp_path / "export"
+    write(export_dir / "submission_5" / "answers.py", "ok\n")
     out = str(tmp_path / "out")
-    text = regrade.regrade(str(export), out, jobs=1, old="HEAD", progress=False)
+    text = regrade.regrade(str(export_dir), out, jobs=1, old="HEAD", progress=False)
     runs = [d for d in os.listdir(os.path.join(out, "runs")) if not d.startswith(".")]
     assert 1 <= len(runs) <= 2  # HEAD's grader and this tree's (one folder if the tree is clean)
     assert "grader" in text and "(OLD=HEAD)" in text and "no submission's score changed (1 compared)" in text
@@ -317,5 +319,5 @@ def test_old_revision_is_built_from_git_and_compared(tmp_path, fake, monkeypatch
 def test_check_failures_merge_each_checks_public_and_hidden_entries():
     """failures.png's bars: one per check; a submission failing the public inputs counts there, one that passes
     them but fails the hidden ones counts as hidden-only; ungraded submissions count nowhere."""
-    assert [row[0] for row in regrade.check_failures(NEW)] == ["1.1", "3.2"]  # no bar for the hidden twin
-    assert [row[2:] for row in regrade.check_failures(NEW)] == [(0, 1, 2), (1, 0, 2)]
+    assert [row[0] for row in plots.check_failures(NEW)] == ["1.1", "3.2"]  # no bar for the hidden twin
+    assert [row[2:] for row in plots.check_failures(NEW)] == [(0, 1, 2), (1, 0, 2)]
