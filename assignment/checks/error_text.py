@@ -1,7 +1,7 @@
 # GENERATED from solutions/checks/error_text.py by tools/assign.py (staff: edit that file, then `make assignment`).
 # Provided code: do not edit it by hand; the grader uses its own copy.
-"""Provided — an error's words as every run prints them (used by ``checks.pool``'s workers and by the
-scenarios they run; it imports nothing of either, so each can import it)."""
+"""Provided — an error's words as every run prints them (used by the pool's workers, ``checks.worker_loop``,
+and by the scenarios they run; it imports nothing of either, so each can import it)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
-"""Provided — an error's words as every run prints them (used by ``checks.pool``'s workers and by the
-scenarios they run; it imports nothing of either, so each can import it)."""
+"""Provided — an error's words as every run prints them (used by the pool's workers, ``checks.worker_loop``,
+and by the scenarios they run; it imports nothing of either, so each can import it)."""
 
 from __future__ import annotations
 

@@ -11,7 +11,7 @@ PATH_EDITS = {
     "autograder/grader/run.py": "course.py, from the source folder's skeleton/",
     # A student worker's imports: the code under test first, as a student's `make test` finds it.
     "autograder/grader/zygote.py": "a student worker's import path",
-    "solutions/checks/pool.py": "a worker's import path (the code under test, the harness)",
+    "solutions/checks/worker_loop.py": "a worker's import path (the code under test, the harness)",
     # Tests of the jail: a body running inside it imports as a worker would, from what the jail lets it read.
     "autograder/tests/test_mounts.py": "inside a jail, a worker's import path",
     # The student side is imported from a release's root, never installed: the one place that says where.

@@ -1,0 +1,90 @@
+"""Provided — a worker, from its fork to its exit: its own session, log and environment (``_child``), then
+the loop that joins the gloo process group and runs the scenarios it is sent (``worker_main``), reporting
+an exception as data (``_error_report``). Its parent is the fork server (``checks.fork_server``).
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import os
+import signal
+import socket
+import sys
+import traceback
+from collections.abc import Callable
+
+from checks import wire
+from checks.error_text import steady
+from checks.wire import TAIL_CHARS, encode, recv_message, send_message
+
+# A traceback's frames in these files are the worker's, not the scenario's: its loop, and the encoding of a
+# reply (a scenario that returned what cannot be sent fails in ``encode``).
+LOOP_FILES = (__file__, wire.__file__)
+
+
+def _child(request: dict, fds: list[int], child_setup: Callable[[dict], None] | None) -> None:
+    """In a forked child: its own session and log, its environment, the setup hook, then the worker loop."""
+    os.setsid()  # its own process group: the pool kills it and anything it starts
+    channel, stack, out = fds
+    os.dup2(out, 1)
+    os.dup2(out, 2)
+    os.close(out)
+    os.environ.clear()
+    os.environ.update(request["env"])
+    sys.path[:0] = [p for p in os.environ.get("MINDDP_PATHS", "").split(os.pathsep) if p]
+    main = child_setup(request["setup"]) if child_setup else None  # the hook may give the child another job
+    (main or worker_main)(channel, stack)
+
+
+def worker_main(fd: int, stack_fd: int) -> None:
+    """Join the process group, then run requests until told to stop. Results go out before any teardown:
+    gloo sometimes aborts at exit, which must not look like a failure."""
+    import faulthandler
+    import gc
+    from datetime import timedelta
+
+    # The names this loop uses are bound here, before any scenario (or student code) runs in this process.
+    sock, dumps, loads, send = socket.socket(fileno=fd), json.dumps, json.loads, send_message
+    faulthandler.register(signal.SIGUSR1, file=os.fdopen(stack_fd, "w"), all_threads=True)
+    try:
+        import torch.distributed as dist
+        dist.init_process_group("gloo", timeout=timedelta(seconds=float(os.environ["MINDDP_COLLECTIVE_TIMEOUT_S"])))
+        send(sock, dumps({"ok": True, "result": None}).encode())
+    except BaseException as error:
+        send(sock, dumps({"ok": False, "error": _error_report(error)}).encode())
+        os._exit(1)
+    while True:
+        try:
+            message = recv_message(sock)
+        except OSError:
+            break
+        if message is None:
+            break
+        request = loads(message)
+        if request.get("fn") is None:
+            break
+        try:
+            module_name, _, function_name = request["fn"].partition(":")
+            function = getattr(importlib.import_module(module_name), function_name)
+            payload = dumps({"ok": True, "result": encode(function(**request["kwargs"]))}).encode()
+        except BaseException as error:  # report everything, even SystemExit from a scenario
+            payload = dumps({"ok": False, "error": _error_report(error)}).encode()
+        send(sock, payload)
+        payload = request = None
+        gc.collect()
+    gc.collect()
+    try:
+        dist.destroy_process_group()
+    finally:
+        os._exit(0)
+
+
+def _error_report(error: BaseException) -> dict:
+    tb = error.__traceback__
+    while tb is not None and tb.tb_frame.f_code.co_filename in LOOP_FILES:  # the worker loop is not the story
+        tb = tb.tb_next
+    where = steady("".join(traceback.format_exception(type(error), error, tb, limit=-12)))
+    during = getattr(error, "raised_during", None)  # a scenario's word on where it was (its training step)
+    message = steady(str(error))[:TAIL_CHARS] + (f" [raised in {during}]" if isinstance(during, str) else "")
+    return {"error": type(error).__name__, "message": message, "where": where[-2 * TAIL_CHARS:]}
