@@ -284,24 +284,25 @@ def trace_timeline(out: str, retrace: bool = False) -> dict[str, Any]:
         return json.load(f)
 
 
-def draw(d: dict[str, Any], out: str, trace: dict[str, Any]) -> None:
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-    plt.rcParams.update({"font.size": 8, "pdf.compression": 9, "svg.hashsalt": "minddp",
-                         "axes.titlesize": 8})
-    save = {"metadata": {"CreationDate": None, "Creator": None, "Producer": None}}
-    r, b = d["models"]["resnet"], d["models"]["bert"]
+def figure_constants(d: dict[str, Any]) -> tuple:
+    """What most figures name: ResNet-50's and BERT-large's data, the constants, K and the cap in MB."""
     c = d["constants"]
-    k, capmb = c["world_size"], c["cap_bytes"] / 1e6
+    return d["models"]["resnet"], d["models"]["bert"], c, c["world_size"], c["cap_bytes"] / 1e6
 
+
+def fig_overlap(plt, d: dict[str, Any]):
+    """fig-overlap.pdf: ResNet-50's step without overlap and with DDP's overlap (§3)."""
+    r, b, c, k, capmb = figure_constants(d)
     fig = stacked_gantts(plt, [
         (r["no_overlap"], f"ResNet-50, K={k}, {capmb:g} MB buckets: no overlap (all-reduces start after backward)"),
         (r["overlap"], "same buckets, overlap (DDP): each bucket is all-reduced as soon as it is ready, in index order"),
     ])
-    fig.savefig(os.path.join(out, "fig-overlap.pdf"), **save)
-    plt.close(fig)
+    return fig
 
+
+def fig_ordered_launch(plt, d: dict[str, Any]):
+    """fig-ordered-launch.pdf: The toy timeline: a ready bucket waits for the one before it, launches go in index order."""
+    r, b, c, k, capmb = figure_constants(d)
     toy = d["toy"]
     fig, ax = plt.subplots(figsize=(6.3, 1.25))
     ready = toy["timeline"]["bucket_ready"]
@@ -309,9 +310,12 @@ def draw(d: dict[str, Any], out: str, trace: dict[str, Any]) -> None:
           "launches go in index order", scale=1.0, unit="")
     ax.set_xlabel("time (arbitrary units); triangles: a bucket's last gradient is ready", fontsize=7.5)
     fig.tight_layout()
-    fig.savefig(os.path.join(out, "fig-ordered-launch.pdf"), **save)
-    plt.close(fig)
+    return fig
 
+
+def fig_cap_sweep(plt, d: dict[str, Any]):
+    """fig-cap-sweep.pdf: Step time against the bucket cap, ResNet-50 and BERT-large, beside no overlap."""
+    r, b, c, k, capmb = figure_constants(d)
     fig, axes = plt.subplots(1, 2, figsize=(6.3, 2.3))
     for ax, m in zip(axes, (r, b), strict=True):
         points = m["sweep"]["points"]
@@ -336,27 +340,36 @@ def draw(d: dict[str, Any], out: str, trace: dict[str, Any]) -> None:
     handles, labels = axes[0].get_legend_handles_labels()
     fig.legend(handles, labels, loc="upper center", ncol=2, fontsize=7, frameon=False)
     fig.tight_layout(rect=(0, 0, 1, 0.92))
-    fig.savefig(os.path.join(out, "fig-cap-sweep.pdf"), **save)
-    plt.close(fig)
+    return fig
 
+
+def fig_first_bucket(plt, d: dict[str, Any]):
+    """fig-first-bucket.pdf: ResNet-50 with every bucket at the cap, and with a small first bucket."""
+    r, b, c, k, capmb = figure_constants(d)
     fb = d["first_bucket"]
     fig = stacked_gantts(plt, [
         (fb["cap_only"], f"ResNet-50, every bucket {capmb:g} MB: the first all-reduce waits for 25 MB of gradients"),
         (fb["small_first"], f"first bucket {c['first_bucket_bytes'] / MiB:g} MiB, then {capmb:g} MB: "
                             "communication starts at once, the exposed last bucket shrinks"),
     ])
-    fig.savefig(os.path.join(out, "fig-first-bucket.pdf"), **save)
-    plt.close(fig)
+    return fig
 
+
+def fig_registration_order(plt, d: dict[str, Any]):
+    """fig-order.pdf: BERT-large's layers registered in forward, shuffled and reversed order."""
+    r, b, c, k, capmb = figure_constants(d)
     ot = d["order"]["timelines"]
     fig = stacked_gantts(plt, [
         (ot["reverse"], "BERT-large, layers registered in forward order (DDP's reverse-order assumption holds)"),
         (ot["scrambled"], "layers registered in a shuffled order: buckets fill late and block each other"),
         (ot["reversed"], "layers registered last to first: bucket 0 is ready only when backward ends"),
     ], height_per=0.85, label_buckets=False)
-    fig.savefig(os.path.join(out, "fig-order.pdf"), **save)
-    plt.close(fig)
+    return fig
 
+
+def fig_scaling(plt, d: dict[str, Any]):
+    """fig-scaling.pdf: Weak scaling, and skipping synchronisation, for both models."""
+    r, b, c, k, capmb = figure_constants(d)
     fig, axes = plt.subplots(1, 2, figsize=(6.3, 2.2))
     ax = axes[0]
     for m, color in ((r, COLORS[0]), (b, COLORS[1])):
@@ -384,8 +397,24 @@ def draw(d: dict[str, Any], out: str, trace: dict[str, Any]) -> None:
         for side in ("top", "right"):
             ax.spines[side].set_visible(False)
     fig.tight_layout()
-    fig.savefig(os.path.join(out, "fig-scaling.pdf"), **save)
-    plt.close(fig)
+    return fig
+
+
+DRAWN_HERE = {"fig-overlap": fig_overlap, "fig-ordered-launch": fig_ordered_launch, "fig-cap-sweep": fig_cap_sweep,
+              "fig-first-bucket": fig_first_bucket, "fig-order": fig_registration_order, "fig-scaling": fig_scaling}
+
+
+def draw(d: dict[str, Any], out: str, trace: dict[str, Any]) -> None:
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    plt.rcParams.update({"font.size": 8, "pdf.compression": 9, "svg.hashsalt": "minddp",
+                         "axes.titlesize": 8})
+    save = {"metadata": {"CreationDate": None, "Creator": None, "Producer": None}}
+    for name, figure in DRAWN_HERE.items():  # FIGURES' others: fig-trace, drawn by tracer.py below
+        fig = figure(plt, d)
+        fig.savefig(os.path.join(out, f"{name}.pdf"), **save)
+        plt.close(fig)
 
     import tracer  # the picture `make trace` draws, at the handout's width
     tracer.draw(trace, os.path.join(out, "fig-trace.pdf"), width=6.3, titles={"minddp": "reference", "torch": "torch"},

@@ -571,8 +571,8 @@ def map_large_blocks() -> None:
         pass  # another C library, other rules
 
 
-def main(argv: list[str] | None = None) -> int:
-    map_large_blocks()
+def arguments(argv: list[str] | None) -> tuple[argparse.Namespace, tuple, tuple | None]:
+    """The command line (run_autograder's, setup.sh's, staff tools'): (args, parts graded, checks graded)."""
     parser = argparse.ArgumentParser(prog="python -m grader")
     parser.add_argument("--source", required=True, help="the autograder source folder")
     parser.add_argument("--submission", help="a folder or a .zip")
@@ -605,6 +605,14 @@ def main(argv: list[str] | None = None) -> int:
     known = {c.number for c in public_checks()}
     if checks is not None and (not checks or set(checks) - known):
         parser.error(f"--checks {args.checks!r}: name some of {', '.join(sorted(known))}")
+    if not (args.reference_only or args.make_secret or args.build_jail) and not (args.submission and args.results):
+        parser.error("--submission and --results are needed to grade")
+    return args, parts, checks
+
+
+def main(argv: list[str] | None = None) -> int:
+    map_large_blocks()
+    args, parts, checks = arguments(argv)
     source = os.path.abspath(args.source)
     cache = os.path.abspath(args.reference_cache or os.path.join(source, CACHE_NAME))
     tree = os.path.abspath(args.jail or os.path.join(os.path.dirname(source), "jail"))
@@ -618,8 +626,6 @@ def main(argv: list[str] | None = None) -> int:
     if args.build_jail:
         print(f"jail tree {tree}: {jailtree.describe(jailtree.build(tree))}")
         return 0
-    if not args.submission or not args.results:
-        parser.error("--submission and --results are needed to grade")
     began = time.monotonic()
     results, submission = os.path.abspath(args.results), os.path.abspath(args.submission)
     write_fallback(results, "The autograder stopped before it could grade this submission. Please tell the "
