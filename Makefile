@@ -135,8 +135,8 @@ sample-export: $(STAMP) ## dist/sample-export.zip: a Gradescope export of the se
 coverage: $(STAMP) ## rewrite autograder/selftest/COVERAGE.md: each contract item of the handout, its checks and mutants
 	$(PY) -m autograder.selftest.coverage --write
 
-mutants: $(STAMP) ## grade every mutant and correct variant (autograder/selftest/): kill and acceptance rates (ONLY=a,b)
-	$(PY) -m autograder.selftest.mutation $(if $(ONLY),--only "$(ONLY)")
+mutants: $(STAMP) ## grade every mutant and correct variant (autograder/selftest/): kill and acceptance rates (ONLY=a,b; KEEP=1: keep the graded folders)
+	$(PY) -m autograder.selftest.mutation $(if $(ONLY),--only "$(ONLY)") $(if $(KEEP),--keep)
 
 grade-repeat: $(STAMP) ## grade the solutions N times (default 20): identical results? min/median/max time
 	$(PY) -m autograder.selftest.runner repeat $(or $(N),20)
