@@ -47,8 +47,9 @@ else
 endif
 	@$(TIMINGS) stop py310
 
-$(VENV310)/.installed: requirements.txt tools/student/install.py
+$(VENV310)/.installed: requirements.txt tools/student/install.py pyproject.toml
 	$(PYTHON310) tools/student/install.py $(VENV310) -r requirements.txt
+	$(VENV310)/bin/python -m pip install --quiet --no-deps -e .  # the staff side (grader, autograder, tools)
 	@touch $@
 
 lint: $(STAMP) ## ruff (ruff.toml), and prove the code runs on Gradescope's Python 3.10 (vermin)
