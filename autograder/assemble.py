@@ -125,11 +125,17 @@ def student_paths() -> list[str]:
     return [entry.path for entry in student_files()]
 
 
-def reference_submission(into: str) -> str:
-    """The solutions' student-edited files, laid out as `make submit` would."""
+def student_submission(root: str, into: str) -> str:
+    """The student-edited files of ``root`` (solutions/ or assignment/) in ``into``, at their paths."""
     for path in student_paths():
         os.makedirs(os.path.dirname(os.path.join(into, path)) or into, exist_ok=True)
-        shutil.copyfile(os.path.join(REPO, "solutions", path), os.path.join(into, path))
+        shutil.copyfile(os.path.join(root, path), os.path.join(into, path))
+    return into
+
+
+def reference_submission(into: str) -> str:
+    """The solutions' student-edited files, laid out as `make submit` would."""
+    student_submission(os.path.join(REPO, "solutions"), into)
     from tools.student.course import RELEASE_STAMP
     with open(os.path.join(into, RELEASE_STAMP), "wb") as f:  # as `make submit` in the current release adds it
         f.write(release_files()[RELEASE_STAMP])
@@ -141,13 +147,14 @@ def smoke_zips(out: str) -> list[str]:
     what a TA uploads with "Test Autograder" to check a deployment (GRADESCOPE.md: full marks, then 0)."""
     files = student_files()
     from tools.student.course import RELEASE_STAMP, write_submission
+    stamp = release_files()[RELEASE_STAMP]
     os.makedirs(out, exist_ok=True)
     written = []
     for name, root in (("solutions", "solutions"), ("stubs", "assignment")):
         written.append(os.path.join(out, f"{name}.zip"))
         write_submission(os.path.join(REPO, root), files, written[-1])
         with zipfile.ZipFile(written[-1], "a") as zf:  # solutions/ has no release.json: the current release's
-            zf.writestr(RELEASE_STAMP, release_files()[RELEASE_STAMP])
+            zf.writestr(RELEASE_STAMP, stamp)
     return written
 
 

@@ -285,7 +285,7 @@ def processes_of_uid(uid: int) -> list[int]:
 
 def expected_score(text: str) -> float:
     """``--expect``: a score, or "full": every point the checks give, bonus included (the sum of the weights
-    in solutions/grading: one truth, so no total is typed anywhere)."""
+    in solutions/checks: one truth, so no total is typed anywhere)."""
     if text != "full":
         return float(text)
     student_side()

@@ -192,10 +192,7 @@ def place_named_submission(target: str, submission: str) -> None:
     if submission == "solutions":
         assemble.reference_submission(target)
     elif submission == "stubs":
-        os.makedirs(target)
-        for path in assemble.student_paths():
-            os.makedirs(os.path.dirname(os.path.join(target, path)) or target, exist_ok=True)
-            shutil.copyfile(os.path.join(REPO, "assignment", path), os.path.join(target, path))
+        assemble.student_submission(os.path.join(REPO, "assignment"), target)
     else:
         place_submission(submission, target)
 

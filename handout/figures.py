@@ -224,7 +224,7 @@ def checks_tex(part: str) -> str:
     rows = [f"\\checkrow{{{c.number}}}{{{latex_text(c.name)}}}{{{c.weight:g}}}"
             f"{{{'; '.join(latex_text(r.label) for r in c.runs)}}}"
             for c in public_checks() if c.part == part]
-    return "\n".join([HEADER.replace("solutions/minddp", "solutions/grading"), "\\begin{checktable}", *rows,
+    return "\n".join([HEADER.replace("solutions/minddp", "solutions/checks"), "\\begin{checktable}", *rows,
                       "\\end{checktable}", ""])
 
 

@@ -13,7 +13,7 @@ import pytest
 from autograder.selftest import runner as selftest
 from tools import student_side
 
-student_side()  # the checks (grading) and the reference (minddp), as the grader finds them
+student_side()  # the checks and the reference (minddp), as the grader finds them
 
 
 @pytest.fixture(scope="session")

@@ -11,7 +11,8 @@ import zipfile
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from autograder.selftest.attacks.shared import EVERY_PART, REPO, TIMELINE, _no_control_characters, solution
+from autograder.assemble import student_paths
+from autograder.selftest.attacks.shared import EVERY_PART, TIMELINE, _no_control_characters, solution
 from autograder.selftest.kinds import BUCKETING, DDP, PROCESS_GROUP, REDUCER, Case
 
 
@@ -24,14 +25,8 @@ class Upload:
     build: Callable[[str, str], str]
 
 
-def _student_paths() -> list[str]:
-    import json
-    with open(os.path.join(REPO, "solutions", "student_files.json"), encoding="utf-8") as f:
-        return [entry["path"] for entry in json.load(f)["files"]]
-
-
 def _write_solutions(into: str, skip: tuple = ()) -> None:
-    for path in _student_paths():
+    for path in student_paths():
         if path in skip:
             continue
         target = os.path.join(into, path)
@@ -72,7 +67,7 @@ def _zip(path: str, members: list) -> str:
 
 
 def _regular_members(skip: tuple = ()) -> list:
-    return [(p, solution(p).encode()) for p in _student_paths() if p not in skip]
+    return [(p, solution(p).encode()) for p in student_paths() if p not in skip]
 
 
 def _zip_with_links(into: str, case_source: str) -> str:
@@ -90,7 +85,7 @@ def _zip_with_links(into: str, case_source: str) -> str:
 
 
 def _zip_bomb(into: str, case_source: str) -> str:
-    """A zip upload (the file itself): ddp.py inflates to 1 GiB, and 6,000 more members follow."""
+    """A folder holding only a zip (read as that zip): ddp.py inflates to 1 GiB, and 6,000 more members follow."""
     os.makedirs(into)
     path = os.path.join(into, "submission.zip")
     with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as zf:
