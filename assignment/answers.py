@@ -46,10 +46,12 @@ def q5_skip_sync() -> tuple[float, float, float]:
     raise NotImplementedError("Part 6: q5_skip_sync — see handout §6")
 
 
-def q6_weak_scaling() -> tuple[float, float]:
-    """Q6: (throughput at 128 ranks relative to one rank, weak-scaling efficiency as a fraction)."""
+def q6_bucket_size() -> tuple[int | None, int | None, float, float]:
+    """Q6, from your experiments (handout §5.3) on the lecture's models and constants: (ResNet-50's best cap of
+    the sweep in bytes, or None for one bucket; BERT-large's; ResNet-50's step with a cap of 0 over its step
+    without overlap; the ms ResNet-50's step saves with a 1 MiB first bucket)."""
     # YOUR CODE HERE: replace this raise.
-    raise NotImplementedError("Part 6: q6_weak_scaling — see handout §6")
+    raise NotImplementedError("Part 6: q6_bucket_size — see handout §6")
 
 
 def q7_collective_counts() -> tuple[int, int, int, int]:
@@ -79,3 +81,12 @@ def q10_predictions() -> tuple[float, float, float, float]:
     and no overlap, the same with a bucket cap of 0)."""
     # YOUR CODE HERE: replace this raise.
     raise NotImplementedError("Part 6: q10_predictions — see handout §6")
+
+
+def q11_order_and_scale() -> tuple[float, float, int | None, float]:
+    """Q11, from your experiments (handout §5.3) on the lecture's models and constants: (BERT-large's step with
+    its layers registered scrambled over its step in the right order; registered last to first over the right
+    order; the smallest world size of the scaling experiment at which BERT-large's weak-scaling efficiency is
+    below 0.5, or None; ResNet-50's weak-scaling efficiency at the largest world size)."""
+    # YOUR CODE HERE: replace this raise.
+    raise NotImplementedError("Part 6: q11_order_and_scale — see handout §6")

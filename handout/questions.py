@@ -13,18 +13,30 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from tools import student_side
+
+student_side()  # the data the checks read too (Q1, Q2), and what the reference's code gives for them
+from checks.questions import (  # noqa: E402
+    PREDICTION_CAP_MB,
+    PREDICTION_WORLD_SIZE,
+    Q1_GPUS_PER_NODE,
+    Q1_LOCAL_RANK,
+    Q1_NODE,
+    Q1_NODES,
+    Q1_RANK,
+    Q2_LIMITS_MIB,
+    Q2_PARAMS,
+    Q11_EFFICIENCY,
+    q1_from_code,
+    q2_from_code,
+    q6_from_code,
+    q9_terms_from_code,
+    q10_from_code,
+    q11_from_code,
+)
+
 MiB = 1024 * 1024
 MB = 10**6
-
-# Q1 -- rank layout.
-Q1_NODES, Q1_GPUS_PER_NODE = 4, 8
-Q1_RANK = 19
-Q1_NODE, Q1_LOCAL_RANK = 3, 5
-
-# Q2 -- bucketing: (name, size in MiB, dtype) in registration order; limits in MiB [first, cap].
-Q2_PARAMS = [("p0", 2, "float32"), ("p1", 1, "float16"), ("p2", 4, "float32"), ("p3", 3, "float32"),
-             ("p4", 0.5, "float16"), ("p5", 6, "float32"), ("p6", 1, "float32"), ("p7", 2, "float32")]
-Q2_LIMITS_MIB = [2, 8]
 
 # Q3 -- overlap timeline with given buckets and ready times (ms); all-reduce = a + b per MB.
 Q3_SIZES_MB = {"a": 4, "b": 6, "c": 8, "d": 3, "e": 2}
@@ -43,10 +55,6 @@ Q4_BACKWARD_MS = 120
 # Q5 -- skipping synchronisation.
 Q5_SYNC_MS, Q5_NOSYNC_MS, Q5_EVERY = 180, 120, 6
 
-# Q6 -- weak scaling.
-Q6_BATCH_PER_RANK = 64
-Q6_SINGLE_MS, Q6_WORLD_SIZE, Q6_MANY_MS = 80, 128, 125
-
 # Q7 -- collectives per rank with gradient accumulation and BatchNorm buffers.
 Q7_STEPS, Q7_MICRO_BATCHES, Q7_BUCKETS = 10, 4, 3
 
@@ -54,12 +62,6 @@ Q7_STEPS, Q7_MICRO_BATCHES, Q7_BUCKETS = 10, 4, 3
 # is the one number of answers.py that is not computed: reference_answers() takes it from solutions/answers.py
 # and computes Q9 and Q10 from it with the grader's own fit and model (checks/part6.py), so answers.py's own
 # computation (torch's lstsq, minddp.timeline) is checked against them.
-
-
-def q2_tensors():
-    import torch
-    return [torch.empty(int(mib * MiB) // torch.empty(0, dtype=getattr(torch, dtype)).element_size(),
-                        dtype=getattr(torch, dtype), device="meta") for _, mib, dtype in Q2_PARAMS]
 
 
 def count_collectives_q7(wrap_forward: bool) -> tuple[int, int]:
@@ -120,17 +122,9 @@ def reference_answers() -> dict[str, Any]:
     """Every answer, computed with the reference code from the data above (question name -> value)."""
     import torch
 
-    from minddp.bucketing import compute_bucket_assignment
-    from minddp.process_group import global_rank, node_and_local_rank
     from minddp.timeline import ring_allreduce_time, simulate_step, skip_sync_step_time
 
-    answers: dict[str, Any] = {}
-    node, local = node_and_local_rank(Q1_RANK, Q1_GPUS_PER_NODE)
-    answers["q1_rank_layout"] = (node, local, Q1_NODES * Q1_GPUS_PER_NODE,
-                                 global_rank(Q1_NODE, Q1_LOCAL_RANK, Q1_GPUS_PER_NODE))
-
-    buckets = compute_bucket_assignment(q2_tensors(), [int(m * MiB) for m in Q2_LIMITS_MIB])
-    answers["q2_buckets"] = [[Q2_PARAMS[i][0] for i in bucket] for bucket in buckets]
+    answers: dict[str, Any] = {"q1_rank_layout": q1_from_code(), "q2_buckets": q2_from_code()}
 
     names = sorted(Q3_SIZES_MB)
     ready = [float(Q3_READY_MS[n]) for n in names]
@@ -148,8 +142,8 @@ def reference_answers() -> dict[str, Any]:
     average = skip_sync_step_time(Q5_SYNC_MS, Q5_NOSYNC_MS, Q5_EVERY)
     answers["q5_skip_sync"] = (average, Q5_SYNC_MS / average - 1, 1 / Q5_EVERY)
 
-    throughput = Q6_WORLD_SIZE * Q6_SINGLE_MS / Q6_MANY_MS  # samples/s relative to one rank
-    answers["q6_weak_scaling"] = (throughput, throughput / Q6_WORLD_SIZE)
+    answers["q6_bucket_size"] = q6_from_code()  # the reference's experiments (handout §5.3)
+    answers["q11_order_and_scale"] = q11_from_code()
 
     answers["q7_collective_counts"] = (*count_collectives_q7(True), *count_collectives_q7(False))
 
@@ -160,9 +154,9 @@ def reference_answers() -> dict[str, Any]:
     from checks import part6
     measured = solution.q8_measurements()
     answers["q8_measurements"] = measured
-    alpha, beta = part6.fit_alpha_beta(measured["allreduce_s"], measured["world_size"])
+    alpha, beta = part6.fit_alpha_beta(measured["allreduce_s"], q9_terms_from_code(measured))
     answers["q9_alpha_beta"] = (alpha, beta)
-    answers["q10_predictions"] = part6.predictions(measured, alpha, beta)
+    answers["q10_predictions"] = q10_from_code(measured, alpha, beta)
     del torch
     return answers
 
@@ -188,7 +182,7 @@ def measure_macros() -> dict[str, Any]:
         "QnineRtolPct": f"{part6.FIT_RTOL * 100:g}", "QnineAlphaLow": power(part6.ALPHA_RANGE_S[0]),
         "QnineAlphaHigh": power(part6.ALPHA_RANGE_S[1]), "QnineBetaLow": power(part6.BETA_RANGE_BYTES_PER_S[0]),
         "QnineBetaHigh": power(part6.BETA_RANGE_BYTES_PER_S[1]),
-        "QtenK": part6.PREDICTION_WORLD_SIZE, "QtenCapMB": part6.PREDICTION_CAP_MB,
+        "QtenK": PREDICTION_WORLD_SIZE, "QtenCapMB": PREDICTION_CAP_MB,
     }
 
 
@@ -211,8 +205,7 @@ def latex_macros() -> str:
         "QfourTensors": Q4_TENSORS, "QfourModelMB": Q4_MODEL_MB, "QfourK": Q4_WORLD_SIZE,
         "QfourAlphaUs": Q4_ALPHA_US, "QfourBetaGBs": Q4_BETA_GB_S, "QfourBackwardMs": Q4_BACKWARD_MS,
         "QfiveSyncMs": Q5_SYNC_MS, "QfiveNosyncMs": Q5_NOSYNC_MS, "QfiveEvery": Q5_EVERY,
-        "QsixBatch": Q6_BATCH_PER_RANK, "QsixSingleMs": Q6_SINGLE_MS, "QsixK": Q6_WORLD_SIZE,
-        "QsixManyMs": Q6_MANY_MS,
+        "QelevenEfficiency": f"{Q11_EFFICIENCY:g}",
         "QsevenSteps": Q7_STEPS, "QsevenMicro": Q7_MICRO_BATCHES, "QsevenBuckets": Q7_BUCKETS,
         **measure_macros(),
     }

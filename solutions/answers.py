@@ -49,10 +49,24 @@ def q5_skip_sync() -> tuple[float, float, float]:
     # END SOLUTION
 
 
-def q6_weak_scaling() -> tuple[float, float]:
-    """Q6: (throughput at 128 ranks relative to one rank, weak-scaling efficiency as a fraction)."""
+def q6_bucket_size() -> tuple[int | None, int | None, float, float]:
+    """Q6, from your experiments (handout §5.3) on the lecture's models and constants: (ResNet-50's best cap of
+    the sweep in bytes, or None for one bucket; BERT-large's; ResNet-50's step with a cap of 0 over its step
+    without overlap; the ms ResNet-50's step saves with a 1 MiB first bucket)."""
     # BEGIN SOLUTION
-    return (81.92, 0.64)
+    from minddp import timeline as tl
+
+    def best(sweep: dict) -> int | None:
+        return min(sweep["points"], key=lambda point: point["step_s"])["cap_bytes"]
+
+    resnet = tl.bucket_cap_sweep(tl.resnet50_model())
+    cap_zero = next(point for point in resnet["points"] if point["cap_bytes"] == 0)
+    first = tl.first_bucket_effect(tl.resnet50_model())
+    # Both extremes lose: a cap of 0 pays the latency once per tensor (161 times), one bucket cannot start
+    # before backward ends. BERT-large's best cap is larger: 391 tensors, 1.3 GB of gradients.
+    return (best(resnet), best(tl.bucket_cap_sweep(tl.bert_large_model())),
+            cap_zero["step_s"] / resnet["no_overlap_s"],
+            (first["cap_only"]["step_s"] - first["small_first"]["step_s"]) * 1e3)
     # END SOLUTION
 
 
@@ -135,4 +149,21 @@ def q10_predictions() -> tuple[float, float, float, float]:
     # sweep's medians leave out. With overlap, 25 MB buckets take ~229 ms and cap 0 ~1446 ms: 161 x 2(K-1)α is
     # 1.25 s of pure latency, so cap 0 is far worse here than with the lecture's α, β (67 ms vs 38 ms).
     return (measured["many_small_s"] / measured["one_flat_s"], predicted, *steps)
+    # END SOLUTION
+
+
+def q11_order_and_scale() -> tuple[float, float, int | None, float]:
+    """Q11, from your experiments (handout §5.3) on the lecture's models and constants: (BERT-large's step with
+    its layers registered scrambled over its step in the right order; registered last to first over the right
+    order; the smallest world size of the scaling experiment at which BERT-large's weak-scaling efficiency is
+    below 0.5, or None; ResNet-50's weak-scaling efficiency at the largest world size)."""
+    # BEGIN SOLUTION
+    from minddp import timeline as tl
+    orders = tl.registration_order_effect(tl.bert_large_model())
+    bert = tl.weak_scaling(tl.bert_large_model())
+    below = next((row["world_size"] for row in bert if row["efficiency"] < 0.5), None)
+    # BERT-large has 48 buckets at 25 MB, ResNet-50 4: every bucket pays 2(K-1)α, so BERT's latency grows 12x faster.
+    return (orders["scrambled"]["step_s"] / orders["reverse"]["step_s"],
+            orders["reversed"]["step_s"] / orders["reverse"]["step_s"], below,
+            tl.weak_scaling(tl.resnet50_model())[-1]["efficiency"])
     # END SOLUTION

@@ -4,7 +4,10 @@
 
 The reference is the reference solution's answer to the same call (``expected.json`` holds it for these
 inputs; on Gradescope the reference computes it). Common mistakes are named by the inputs under which
-the reference makes the same mistake (no latency: alpha = 0; ...).
+the reference makes the same mistake (no latency: alpha = 0; ...). The experiments (5.5-5.9) run on small
+models made up for the checks (``made_up_model``); what they find for ResNet-50 and BERT-large is yours to
+report in Part 6. Each experiment's first cases are ``ddp_step`` calls on the same model: the experiments
+build on your model, and a difference there is shown first.
 """
 
 from __future__ import annotations
@@ -22,8 +25,16 @@ def call(fn: str, *args, **kwargs) -> dict:
 
 
 def describe(case: dict) -> str:
-    kwargs = "".join(f", {k}={v!r}" for k, v in case.get("kwargs", {}).items())
-    return f"{case['fn']}({', '.join(repr(a) for a in case['args'])}{kwargs})"
+    def text(value) -> str:
+        if isinstance(value, dict) and "shapes" in value:  # a model: its name says where it is defined
+            return f"<{value['name']}: {len(value['shapes'])} tensors>"
+        return repr(value)
+    def kwarg(key: str, value) -> str:
+        return f"{key}=<{case['about']}'s>" if "about" in case and key == "compute_costs" else f"{key}={text(value)}"
+    args = [f"<the shapes of {case['about']}>" if "about" in case and i == 0 else text(a)
+            for i, a in enumerate(case["args"])]
+    kwargs = [kwarg(k, v) for k, v in case.get("kwargs", {}).items()]
+    return f"{case['fn']}({', '.join(args + kwargs)})"
 
 
 # Each mistake as the arguments under which the reference makes it (cases it does not apply to stay).
@@ -33,10 +44,30 @@ def _no_latency(c: dict) -> dict:
 
 
 def _no_fraction(c: dict) -> dict:
-    n, k, alpha, beta = c["args"]  # 2(K-1)/K * n' / beta = 2 n / beta  when  n' = n K / (K-1)
-    if k == 1:  # 2 n / beta alone: the cost of n' = 2 n on 2 ranks without latency
+    """Every round counted with all n bytes, as if one rank sent the whole message twice: the reference on more
+    bytes (and, on one rank, on two ranks without latency) gives the same times."""
+    n, k, alpha, beta = c["args"]
+    if k == 1:
         return {**c, "args": [2 * n, 2, 0.0, beta]}
     return {**c, "args": [n * k / (k - 1), k, alpha, beta]}
+
+
+def _one_phase(c: dict) -> dict:
+    """Only the reduce-scatter (or only the all-gather): half the cost, the reference with alpha / 2, beta * 2."""
+    n, k, alpha, beta = c["args"]
+    return {**c, "args": [n, k, alpha / 2, beta * 2]}
+
+
+def _whole_message_per_round(c: dict) -> dict:
+    """Every round moves all n bytes instead of a chunk of n/K: the reference on K times the bytes."""
+    n, k, alpha, beta = c["args"]
+    return {**c, "args": [n * k, k, alpha, beta]}
+
+
+def _latency_once(c: dict) -> dict:
+    """One α per all-reduce instead of one per round: the reference with α divided by the number of rounds."""
+    n, k, alpha, beta = c["args"]
+    return {**c, "args": [n, k, alpha / (2 * (k - 1)), beta]} if k > 1 else c
 
 
 def _registration_order(c: dict) -> dict:
@@ -82,6 +113,8 @@ def _permutation_not_inverted(c: dict) -> dict:
 
 def _sync_on_top(c: dict) -> dict:
     """(n·nosync + sync)/n: the reference with the sync step made sync + nosync (one more no-sync step)."""
+    if c["fn"] != "skip_sync_step_time":
+        return c
     sync, nosync, n = c["args"]
     return {**c, "args": [sync + nosync, nosync, n]}
 
@@ -149,14 +182,152 @@ def simulator_cases(seed: int, count: int) -> list[dict]:
     return cases
 
 
+def _no_forward(c: dict) -> dict:
+    """An iteration without its forward pass: the reference with ``forward_time=0``."""
+    if c["fn"] not in ("iteration_time", "weak_scaling", "skip_sync_speedup"):
+        return c
+    return {**c, "kwargs": {**c.get("kwargs", {}), "forward_time": 0.0}}
+
+
+# -- the experiments' models: made up for the checks (handout §5.3 asks about ResNet-50 and BERT-large) --------
+
+def model_bytes(model: dict) -> int:
+    """Bytes of a made-up model's float32 gradients."""
+    total = 0
+    for _, shape in model["shapes"]:
+        elements = 1
+        for size in shape:
+            elements *= size
+        total += 4 * elements
+    return total
+
+
+def made_up_model(seed: int, name: str, layers: int | None = None) -> dict:
+    """A model as the experiments take it (``timeline.ModelSpec``'s fields; the checks pass it as a dict):
+    ``layers`` layers "layer.<i>" of a weight and a bias each, registered in the order they compute, whose
+    backward costs are their forward MACs (a weight is applied at a number of positions, as a convolution's)."""
+    rng = random.Random(seed)
+    shapes, costs = [], []
+    for i in range(layers or rng.randint(4, 14)):
+        width, fan_in = rng.choice([32, 64, 128, 256, 512, 1024]), rng.choice([16, 64, 256, 1024, 2048])
+        positions = rng.choice([1, 1, 49, 196, 784, 3136])  # a linear layer, or a conv applied at 7x7 ... 56x56
+        shapes += [[f"layer.{i}.weight", [width, fan_in]], [f"layer.{i}.bias", [width]]]
+        costs += [width * fan_in * positions, width * positions]
+    model = {"name": name, "shapes": shapes, "compute_costs": costs}
+    # Backward takes about as long as moving the gradients once at 10 GB/s, give or take a factor of 4: the regime
+    # where overlap, bucket sizes and registration order all matter.
+    return {**model, "backward_time": float(f"{model_bytes(model) / 1e10 * rng.uniform(0.25, 4):.4g}")}
+
+
+def companion(model: dict, world_size: int, alpha: float, beta: float, limits: list, **kwargs) -> dict:
+    """Your ``ddp_step`` on an experiment's model: what the experiment builds on."""
+    return {**call("ddp_step", model["shapes"], model["backward_time"], world_size, alpha, beta, limits,
+                   compute_costs=model["compute_costs"], **kwargs), "about": model["name"]}
+
+
+def experiment_cases(seed: int, count: int, name: str = "made-up model {i} of checks/part5.py") -> dict[str, list[dict]]:
+    """For each experiment, ``count`` calls on made-up models and settings drawn from ``seed`` (the public
+    inputs use a fixed seed; the hidden ones, the grader's secret), each experiment's list starting with
+    ``ddp_step`` calls on its models."""
+    rng = random.Random(seed)
+    cases: dict[str, list[dict]] = {"sweep": [], "first": [], "order": [], "scaling": [], "skip": []}
+    companions: dict[str, list[dict]] = {key: [] for key in cases}
+    for i in range(count):
+        model = made_up_model(rng.randrange(2**31), name.format(i=i))
+        size = model_bytes(model)
+        k, alpha, beta = rng.choice([2, 4, 16, 64, 256]), rng.choice([1e-6, 1e-5, 5e-5]), rng.choice([1e9, 1e10, 5e10])
+        settings = {"world_size": k, "alpha": alpha, "beta": beta}
+        cap = int(size * rng.choice([0.05, 0.1, 0.25, 0.5]))
+        caps = sorted({0, int(size * 0.01), int(size * 0.05), cap, int(size * 0.3)}) + [None]
+        companions["sweep"].append(companion(model, k, alpha, beta, [cap]))
+        cases["sweep"].append(call("bucket_cap_sweep", model=model, caps=caps, **settings))
+        first = int(cap * rng.choice([0.02, 0.1, 0.3]))
+        companions["first"].append(companion(model, k, alpha, beta, [first, cap]))
+        cases["first"].append(call("first_bucket_effect", model=model, cap_bytes=cap, first_bucket_bytes=first,
+                                   **settings))
+        companions["order"].append(companion(model, k, alpha, beta, [cap], order=list(range(len(model["shapes"])))))
+        cases["order"].append(call("registration_order_effect", model=model, bucket_size_limits=[cap],
+                                   seed=rng.randrange(1000), **settings))
+        world_sizes = sorted(rng.sample([1, 2, 3, 4, 8, 16, 32, 64, 128, 256, 512], rng.randint(2, 5)))
+        companions["scaling"].append(companion(model, world_sizes[-1], alpha, beta, [cap]))
+        forward = {"forward_time": round(rng.uniform(0.001, 0.1), 4)} if rng.random() < 0.5 else {}
+        cases["scaling"].append(call("iteration_time", model=model, bucket_size_limits=[cap], **settings, **forward))
+        cases["scaling"].append(call("weak_scaling", model=model, world_sizes=world_sizes, alpha=alpha, beta=beta,
+                                     bucket_size_limits=[cap], **forward))
+        companions["skip"].append(companion(model, k, alpha, beta, [cap]))
+        cases["skip"].append(call("skip_sync_step_time", round(rng.uniform(0.05, 0.2), 4),
+                                  round(rng.uniform(0.01, 0.05), 4), rng.randint(1, 16)))
+        cases["skip"].append(call("skip_sync_speedup", model=model, n=rng.randint(2, 16), bucket_size_limits=[cap],
+                                  **settings, **forward))
+    return {key: companions[key] + cases[key] for key in cases}
+
+
+def compare_experiment(rule: str):
+    """``compare_values``, after saying which part of an experiment's result differs first (a point of the
+    sweep, a mode, a world size), and whether your ``ddp_step`` on the same model agrees."""
+    values = compare_values(rule)
+
+    def compare(o: Outcome) -> None:
+        for case, r, g in zip(o.run.kwargs["cases"], o.ref[0], o.got[0], strict=True):
+            if case["fn"] == "ddp_step" and "value" in g and "value" in r and not close(g, r, RTOL):
+                fail(f"{describe(case)}\n  yours:    {_short(g)}\n  expected: {_short(r)}\nThe experiments of this "
+                     "check build on ddp_step, which differs on this check's model (handout §5.2; check 5.4): fix "
+                     "it first.")
+            if case["fn"] == "ddp_step" or close(g, r, RTOL) or "value" not in g or "value" not in r:
+                continue
+            where = first_difference(g["value"], r["value"])
+            if where:
+                fail(f"{describe(case)}\n  the first difference: {where}\n{rule} (relative tolerance {RTOL:g})"
+                     + _named(o, case))
+        values(o)
+    return compare
+
+
+def _short(outcome: dict) -> str:
+    value = outcome.get("value")
+    return repr({k: value[k] for k in ("step_time", "buckets")}) if isinstance(value, dict) else repr(outcome)[:300]
+
+
+def _named(o: Outcome, case: dict) -> str:
+    """" It is what ..." when one of the run's named mistakes gives your answers to every case."""
+    mine = o.got[0]
+    for text, results in o.mistakes.items():
+        if all(close(m, g, RTOL) for m, g in zip(results[0], mine, strict=True)):
+            return f"\nYour answers are exactly what you get when {text}."
+    return ""
+
+
+def first_difference(mine, theirs, path: str = "") -> str:
+    """Where two results first differ, in words: "points[2] (cap_bytes 5000): step_s yours 0.01, expected 0.02"."""
+    if isinstance(theirs, dict) and isinstance(mine, dict):
+        if mine.keys() != theirs.keys():
+            return f"{path or 'the result'} has the keys {sorted(mine)}; expected {sorted(theirs)}"
+        for key in theirs:
+            found = first_difference(mine[key], theirs[key], f"{path}[{key!r}]")
+            if found:
+                return found
+        return ""
+    if isinstance(theirs, list) and isinstance(mine, list):
+        if len(mine) != len(theirs):
+            return f"{path or 'the result'} has {len(mine)} entries; expected {len(theirs)}"
+        for i, (a, b) in enumerate(zip(mine, theirs, strict=True)):
+            label = next((f" ({k} {b[k]!r})" for k in ("cap_bytes", "world_size") if isinstance(b, dict) and k in b), "")
+            found = first_difference(a, b, f"{path}[{i}]{label}")
+            if found:
+                return found
+        return ""
+    return "" if close(mine, theirs, RTOL) else f"{path or 'the result'}: yours {mine!r}, expected {theirs!r}"
+
+
 EX4_MB = [10, 2, 8, 20, 4]  # the lecture's exercise 4: p0..p4 in MB, cap 12 MB -> buckets {p4,p3}, {p2,p1,p0}
 EX4_READY_MS = [5.0, 4.0, 3.0, 2.0, 1.0]
 EX4_COMM_MS = [0.5 + 0.1 * (4 + 20), 0.5 + 0.1 * (8 + 2 + 10)]  # 0.5 ms + 0.1 ms per MB
 
 RING = [call("ring_allreduce_time", 1e9, 1, 1.0, 1.0), call("ring_allreduce_time", 1e9, 2, 1e-5, 1e10),
-        call("ring_allreduce_time", 25e6, 16, 1e-5, 1e10), call("ring_allreduce_time", 0, 4, 1e-5, 1e10)]
+        call("ring_allreduce_time", 25e6, 16, 1e-5, 1e10), call("ring_allreduce_time", 0, 4, 1e-5, 1e10),
+        call("ring_allreduce_time", 3e6, 3, 2e-5, 1e9)]
 READY = [call("backward_ready_times", [1, 3], 4.0), call("backward_ready_times", [1, 3], 4.0, [0, 1]),
-         call("backward_ready_times", [[2, 3], ["b", [4]]], 1.0)]
+         call("backward_ready_times", [[2, 3], ["b", [4]]], 1.0), call("backward_ready_times", [0, 0, 0], 2.0)]
 SIMULATOR = [call("simulate_step", [5.0, 1.0], [[0], [1]], [1.0, 1.0]),
              call("simulate_step", [1.0, 4.0], [[0], [1]], [2.0, 1.0], False),
              call("simulate_step", EX4_READY_MS, [[4, 3], [2, 1, 0]], EX4_COMM_MS),
@@ -177,17 +348,20 @@ DDP_STEP_ARGUMENTS = [
     call("ddp_step", FOUR_TENSORS, 1.0, 4, 0.01, 1e4, [800], compute_costs=[0.5, 2.25, 1.0, 4.0]),
     call("ddp_step", FOUR_TENSORS, 1.0, 4, 0.01, 1e4, [200, 800], order=[2, 0, 3, 1], dtype="float16",
          compute_costs=[3, 1, 4, 1])]
-SKIP_SYNC = [call("skip_sync_step_time", 100.0, 50.0, 4), call("skip_sync_step_time", 100.0, 50.0, 1)]
 # Permutations that are not their own inverse: reversing the permutation itself gives another answer.
 TRUE_ORDERS = [call("true_backward_order", p) for p in ([3, 2, 0, 1], [1, 2, 0], [2, 0, 3, 1, 4], [4, 0, 1, 2, 3])]
-ORDERS = [call("true_backward_order", [3, 2, 0, 1]), call("true_backward_order", [0, 1, 2]),
-          call("registration_order_effect"), call("bucket_cap_sweep"), call("first_bucket_effect"),
-          call("weak_scaling"), call("skip_sync_speedup")]
+EXPERIMENTS = experiment_cases(seed=2026, count=2)
+SKIP_SYNC = [call("skip_sync_step_time", 100.0, 50.0, 4), call("skip_sync_step_time", 100.0, 50.0, 1)]  # exercise 11
 
 # The mistakes each check names (the hidden inputs name the same ones).
 MISTAKES = {
-    "5.1": {"the latency term 2(K-1)α is missing": _no_latency,
-            "the bandwidth term lacks the (K-1)/K factor (it must be 2(K-1)/K · n/β)": _no_fraction},
+    "5.1": {"the latency is missing: every round of the ring pays α": _no_latency,
+            "the bytes are counted as if each rank sent the whole message twice: a rank sends one chunk of n/K bytes "
+            "per round": _no_fraction,
+            "only one phase is counted: a ring all-reduce is a reduce-scatter AND an all-gather, K-1 rounds each":
+            _one_phase,
+            "every round moves the whole message: a rank sends one chunk of n/K bytes per round": _whole_message_per_round,
+            "the latency is paid once per all-reduce instead of once per round": _latency_once},
     "5.2": {"gradients are taken in registration order; the default is reverse registration order":
             _registration_order},
     "5.3": {"buckets are launched in the order they become ready instead of bucket index order": _ready_order_launch,
@@ -198,38 +372,63 @@ MISTAKES = {
             "order)": _without("order"),
             "`compute_costs` is ignored (a gradient's share of backward_time is its compute cost when they are "
             "given)": _without("compute_costs")},
-    "5.5": {"the synchronising iteration is added on top of n no-sync ones, (n·nosync + sync)/n, instead of "
-            "replacing one of them: of every n iterations, n-1 skip the sync and one synchronises": _sync_on_top},
-    "5.6": {"the permutation is reversed (permutation[o] for o = n-1..0) instead of inverted (the position j with "
+    "5.7": {"the permutation is reversed (permutation[o] for o = n-1..0) instead of inverted (the position j with "
             "permutation[j] == o)": _permutation_not_inverted},
+    "5.8": {"the forward pass is left out of an iteration (it is never overlapped: it adds to every iteration)":
+            _no_forward},
+    "5.9": {"the synchronising iteration is added on top of n no-sync ones, (n·nosync + sync)/n, instead of "
+            "replacing one of them: of every n iterations, n-1 skip the sync and one synchronises": _sync_on_top,
+            "the forward pass is left out of an iteration (it is never overlapped: it adds to every iteration)":
+            _no_forward},
+}
+RULES = {
+    "5.5": "Handout §5.3, bucket_cap_sweep: one overlapped step per cap (None: one bucket holding the whole model), "
+           "and the step at the lecture's 25 MB cap without overlap",
+    "5.6": "Handout §5.3, first_bucket_effect: the same cap for every bucket, against a small first bucket then the cap",
+    "5.7": "Handout §5.3: re-registering changes what DDP assumes (its buckets), not how the model computes (the "
+           "order its gradients come in)",
+    "5.8": "Handout §5.3: an iteration is a forward pass then the overlapped step; weak scaling keeps the batch per "
+           "rank; efficiency is the throughput of K ranks over K times one rank's",
+    "5.9": "Handout §5.3: of every n iterations, one synchronises and n-1 run under no_sync(), which communicates "
+           "nothing",
 }
 
 CHECKS = [
-    Check("5.1", "ring all-reduce cost 2(K-1)α + 2(K-1)/K · n/β", weight=3, section="5",
+    Check("5.1", "the cost of a ring all-reduce, derived from the ring algorithm", weight=2, section="5",
           runs=(timeline_run(RING, "the handout's cases", MISTAKES["5.1"]),),
-          compare=compare_values("Handout §5: ring all-reduce cost; 0 for one rank")),
-    Check("5.2", "gradient-ready times of the compute stream", weight=2, section="5",
-          runs=(timeline_run(READY, "the handout's cases", MISTAKES["5.2"]),),
-          compare=compare_values("Handout §5: gradients one at a time in the given order, time proportional to size")),
-    Check("5.3", "the two-stream simulator (buckets strictly in index order, with and without overlap)", weight=5,
+          compare=compare_values("Handout §5.1: the ring all-reduce; 0 for one rank")),
+    Check("5.2", "gradient-ready times of the compute stream", weight=1, section="5",
+          runs=(timeline_run(READY, "the handout's cases, all sizes 0", MISTAKES["5.2"]),),
+          compare=compare_values("Handout §5.1: gradients one at a time in the given order, time proportional to "
+                                 "size; if all sizes are 0, every gradient is ready at 0")),
+    Check("5.3", "the two-stream simulator (buckets strictly in index order, with and without overlap)", weight=3,
           section="5", runs=(timeline_run(SIMULATOR, "the handout's cases, the lecture's exercise 4, 40 random cases",
                                           MISTAKES["5.3"]),),
-          compare=compare_simulator("Handout §5: a bucket is ready when its last gradient is; bucket b starts at "
-                                    "max(ready_b, end_(b-1)); without overlap every bucket waits for the end of "
-                                    "backward")),
+          compare=compare_simulator("Handout §5.1: a bucket is ready when its last gradient is; one bucket at a "
+                                    "time, in index order; without overlap no bucket starts before backward ends")),
     Check("5.4", "ddp_step buckets a model and simulates one step", weight=2, section="5",
           runs=(timeline_run(DDP_STEP, "a two-tensor model: default, no overlap, a given order, compute costs",
                              MISTAKES["5.4"]),
                 timeline_run(DDP_STEP_ARGUMENTS, "a four-tensor model: float64, bfloat16, float16, another order, "
                              "float compute costs", MISTAKES["5.4"])),
-          compare=compare_values("Handout §5: bucket with compute_bucket_assignment, ready times from "
-                                 "compute_costs (or sizes) in `order`, then simulate")),
-    Check("5.5", "amortised step time when syncing every n steps", weight=1, section="5",
-          runs=(timeline_run(SKIP_SYNC, "the lecture's exercise 11", MISTAKES["5.5"]),),
-          compare=compare_values("Handout §5: ((n-1) no-sync steps + 1 sync step) / n")),
-    Check("5.6", "true backward order, and the lecture's experiments on ResNet-50 and BERT-large", weight=2,
-          section="5", runs=(timeline_run(TRUE_ORDERS, "permutations that are not their own inverse",
-                                          MISTAKES["5.6"]),
-                             timeline_run(ORDERS, "true_backward_order and the provided experiments")),
-          compare=compare_values("Handout §5: re-registering changes what DDP assumes, not how the model computes")),
+          compare=compare_values("Handout §5.2: DDP's buckets for these gradients, ready times from compute_costs "
+                                 "(or sizes) in `order`, one ring all-reduce per bucket")),
+    Check("5.5", "experiment: the bucket-size trade-off (bucket_cap_sweep)", weight=2, section="5",
+          runs=(timeline_run(EXPERIMENTS["sweep"], "two made-up models"),),
+          compare=compare_experiment(RULES["5.5"])),
+    Check("5.6", "experiment: a small first bucket (first_bucket_effect)", weight=1, section="5",
+          runs=(timeline_run(EXPERIMENTS["first"], "two made-up models"),),
+          compare=compare_experiment(RULES["5.6"])),
+    Check("5.7", "experiment: layers registered in the wrong order (true_backward_order, registration_order_effect)",
+          weight=2, section="5",
+          runs=(timeline_run(TRUE_ORDERS, "permutations that are not their own inverse", MISTAKES["5.7"]),
+                timeline_run(EXPERIMENTS["order"], "two made-up models, scrambled with a given seed")),
+          compare=compare_experiment(RULES["5.7"])),
+    Check("5.8", "experiment: weak scaling (iteration_time, weak_scaling)", weight=1, section="5",
+          runs=(timeline_run(EXPERIMENTS["scaling"], "two made-up models", MISTAKES["5.8"]),),
+          compare=compare_experiment(RULES["5.8"])),
+    Check("5.9", "experiment: skipping synchronisation (skip_sync_step_time, skip_sync_speedup)", weight=1,
+          section="5", runs=(timeline_run(SKIP_SYNC + EXPERIMENTS["skip"], "the lecture's exercise 11, two made-up models",
+                                          MISTAKES["5.9"]),),
+          compare=compare_experiment(RULES["5.9"])),
 ]

@@ -2,21 +2,12 @@
 # Part 5, The timeline model (handout §5): this is your copy; edit the stubs (each `raise NotImplementedError`).
 """Part 5 — the α-β timeline model of overlap and scaling (handout §5).
 
-DDP's speed on a real cluster cannot be measured on a laptop, so we model it. The model (handout §5.1):
-
-* One COMPUTE stream runs backward and produces gradients one after another (by default in reverse
-  registration order). A tensor's gradient takes time proportional to its element count, or to any
-  per-tensor cost given instead; the model experiments use the forward MACs of each parameter
-  (``model_shapes``), which is what reproduces the lecture's numbers.
-* One COMMUNICATION stream all-reduces the buckets one at a time, strictly in bucket index order
-  (every rank must launch the same collectives in the same order, handout §3.1). A bucket may start once all its
-  gradients are ready and the previous bucket has finished.
-* A ring all-reduce of n bytes on K ranks costs 2(K−1)α + 2(K−1)/K · n/β (the α-β model).
-* The two streams never slow each other down; copies into buckets, the optimizer step and stragglers
-  are free.
-
-The lecture's timelines (handout §5.1) cover backward + communication (a "step" there has no forward). Its
-scaling figures (handout §5.4) compare whole iterations, so it adds a forward pass that is never overlapped.
+DDP's speed on a real cluster cannot be measured on a laptop, so we model it. Handout §5.1 states the model in
+words: a compute stream that produces gradients one at a time, a communication stream that all-reduces buckets
+one at a time in bucket index order, and the cost of one ring all-reduce, which you derive from how the ring
+algorithm moves data. You write the model (the first four functions below), then the experiments that carry
+the lecture's conclusions: bucket size, the first bucket, registration order, scaling, skipping
+synchronisation (handout §5.3). The written questions of Part 6 ask what your experiments found.
 
 Times are in seconds and sizes in bytes, unless a name or docstring says otherwise.
 """
@@ -53,15 +44,15 @@ FP32 = torch.float32  # gradients are 4-byte floats
 # Backward times (batch 32 per rank for ResNet-50). Neither is given by the lecture; each is fitted to
 # ONE lecture number whose model value is "backward + all communication after it", so the fit does not
 # depend on the compute model:
-#   ResNet-50 : no-overlap step 53.3 ms  = backward + 4 ring all-reduces (20.37 ms at K=16) -> 32.93 ms
-#   BERT-large: fully reversed 444.7 ms  = backward + 49 ring all-reduces (266.1 ms)         -> 178.6 ms
-# Every other number (overlap, first bucket, orders, scaling, skip-sync) is then a prediction; see
-# ``lecture_comparison()`` or run ``python -m minddp.timeline``.
+#   ResNet-50 : the lecture's no-overlap step, 53.3 ms, minus its 4 all-reduces at K=16;
+#   BERT-large: the lecture's fully reversed registration order, 444.7 ms, minus its 49 all-reduces (there
+#               every all-reduce waits for the end of backward).
+# Every other number (overlap, first bucket, orders, scaling, skip-sync) is then a prediction: run
+# ``python -m minddp.timeline`` to see yours beside the lecture's.
 RESNET50_BACKWARD_S = 32.93e-3
 BERT_LARGE_BACKWARD_S = 178.6e-3
-# The lecture's scaling figures count whole iterations (handout §A); forward costs half a backward (the usual
-# 1:2 FLOP ratio). With it the model reproduces the lecture's 1.20x / 2.26x weak-scaling slowdowns; without it
-# they would be ~1.3x / ~2.9x.
+# The lecture's scaling figures count whole iterations: forward costs half a backward (the usual 1:2 FLOP
+# ratio), and nothing overlaps it.
 FORWARD_PER_BACKWARD = 0.5
 
 CAP_SWEEP_BYTES = (0, 1 * MB, 2 * MB, 5 * MB, 10 * MB, 25 * MB, 50 * MB, 100 * MB, None)  # None: one bucket
@@ -73,13 +64,13 @@ ORDER_SEED = 0
 CommTime = Callable[[int], float] | Sequence[float]
 
 
-# The α-β cost and the compute stream -------------------------------------------------------------
+# The model: the cost of one all-reduce, the compute stream, the two streams together ----------------
 
 def ring_allreduce_time(nbytes: float, world_size: int, alpha: float, beta: float) -> float:
-    """Seconds for a ring all-reduce of ``nbytes`` on ``world_size`` ranks: 2(K−1)α + 2(K−1)/K · n/β.
+    """Seconds for a ring all-reduce of ``nbytes`` on ``world_size`` ranks (handout §5.1).
 
-    A ring all-reduce is a reduce-scatter then an all-gather, each K−1 rounds; each round pays the
-    per-message latency ``alpha`` (s) and moves n/K bytes at ``beta`` bytes/s. One rank sends nothing.
+    ``alpha``: the latency every message pays, in seconds; ``beta``: the bandwidth, in bytes per second.
+    Derive the cost from how the ring moves the data (handout §5.1, Figure 5.1); one rank sends nothing.
     """
     if world_size < 1:
         raise ValueError(f"world_size must be >= 1, got {world_size}")
@@ -89,14 +80,13 @@ def ring_allreduce_time(nbytes: float, world_size: int, alpha: float, beta: floa
 
 def backward_ready_times(shapes_or_sizes: Sequence[ParamEntry], backward_time: float,
                          order: Sequence[int] | None = None) -> list[float]:
-    """When each tensor's gradient is ready, if backward takes ``backward_time`` in total.
+    """When each tensor's gradient is ready, if backward takes ``backward_time`` in total (handout §5.1).
 
     Entry i is a shape, a ``(name, shape)`` row or a number (an int element count, or any relative cost,
-    int or float).
-    Assumptions: gradients are produced one at a time, in ``order`` (default: reverse registration
-    order, the order DDP assumes), and each takes time proportional to its size (its element count, or
-    the number given). Returns a list indexed like ``shapes_or_sizes``; the last gradient in ``order`` is
-    ready at ``backward_time``.
+    int or float); ``param_numels`` turns them into sizes. The compute stream produces the gradients one at
+    a time, in ``order`` (default: reverse registration order, the order DDP assumes), each taking a share
+    of ``backward_time`` proportional to its size. Returns a list indexed like ``shapes_or_sizes`` (not by
+    order).
     """
     sizes = param_numels(shapes_or_sizes)
     if order is None:
@@ -106,8 +96,6 @@ def backward_ready_times(shapes_or_sizes: Sequence[ParamEntry], backward_time: f
     # YOUR CODE HERE: replace this raise.
     raise NotImplementedError("Part 5: backward_ready_times — see handout §5")
 
-
-# The two-stream simulator ------------------------------------------------------------------------
 
 @dataclass(frozen=True)
 class StepTimeline:
@@ -142,15 +130,13 @@ def _durations(comm_time: CommTime, num_buckets: int) -> list[float]:
 
 def simulate_step(ready_times: Sequence[float], buckets: Sequence[Sequence[int]], comm_time: CommTime,
                   overlap: bool = True) -> StepTimeline:
-    """Run one backward on the two-stream model and return its timeline.
+    """One backward on the two-stream model of handout §5.1, and its timeline.
 
-    ``ready_times[i]``: when tensor i's gradient is ready. ``buckets``: lists of tensor indices; every
-    bucket non-empty. ``comm_time``: a bucket's all-reduce duration, as ``comm_time(b)`` or a list.
-
-    A bucket is ready when all its tensors are. The communication stream takes buckets strictly in index
-    order, one at a time, so bucket b starts at max(ready_b, end_{b-1}): a bucket that is ready early
-    still waits for every lower-index bucket. Without overlap nothing starts before backward has ended
-    (the last gradient is ready). The unit of time is whatever the inputs use.
+    ``ready_times[i]``: when tensor i's gradient is ready (backward ends with the last one). ``buckets``:
+    lists of tensor indices, every bucket non-empty. ``comm_time``: each bucket's all-reduce duration, as a
+    list or as ``comm_time(bucket_index)``. The communication stream all-reduces one bucket at a time,
+    strictly in bucket index order; with ``overlap`` a bucket may go as soon as all its gradients are ready,
+    without it not before backward has ended. The unit of time is whatever the inputs use.
     """
     if any(len(bucket) == 0 for bucket in buckets):
         raise ValueError("every bucket must hold at least one tensor")
@@ -163,7 +149,7 @@ _BUCKET_SYMBOLS = "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXY
 
 
 def ascii_timeline(timeline: StepTimeline, width: int = 64, title: str | None = None) -> str:
-    """Draw the two streams as in handout §5.1; assumes the timeline is in seconds (printed in ms).
+    """Draw the two streams; assumes the timeline is in seconds (printed in ms).
 
     Column c stands for the instant in the middle of its 1/width share of the step. The comm row shows
     which bucket is being all-reduced then: 0-9, then a-z, A-Z (cycling after 62 buckets).
@@ -185,21 +171,17 @@ def ascii_timeline(timeline: StepTimeline, width: int = 64, title: str | None = 
             f"  comm     |{''.join(comm)}|")
 
 
-# Whole models ------------------------------------------------------------------------------------
-
 def ddp_step(shapes: Sequence[ParamEntry], backward_time: float, world_size: int, alpha: float,
              beta: float, bucket_size_limits: Sequence[int], overlap: bool = True,
              order: Sequence[int] | None = None, dtype: torch.dtype = FP32,
              compute_costs: Sequence[float] | None = None) -> StepTimeline:
-    """Bucket a model as DDP would, then simulate one backward (+ communication) step.
+    """The step the model predicts for a model trained with DDP (handout §5.2).
 
-    ``shapes``: the parameters in registration order (see ``model_shapes``), gradients of ``dtype``.
-    Buckets come from ``compute_bucket_assignment`` with ``bucket_size_limits`` (bytes), i.e. DDP's
-    reverse-registration assumption. ``order`` is the order backward REALLY produces the gradients in
-    (default: reverse registration); when it differs, buckets fill out of order. A gradient's share of
-    ``backward_time`` is proportional to ``compute_costs[i]`` (ints or floats; default: its element
-    count). Gradients of ``dtype`` take ``dtype.itemsize`` bytes per element. Each bucket
-    costs one ring all-reduce of its bytes.
+    ``shapes``: the parameters in registration order (see ``model_shapes``), gradients of ``dtype``. The
+    buckets are the ones DDP makes for these gradients with ``bucket_size_limits`` (bytes); ``order`` is the
+    order backward REALLY produces the gradients in (default: reverse registration order); a gradient's
+    share of ``backward_time`` is its ``compute_costs`` entry (default: its element count); each bucket is
+    one ring all-reduce of its bytes on ``world_size`` ranks.
     """
     tensors = meta_tensors(shapes, dtype)
     costs = shapes if compute_costs is None else compute_costs  # shapes count as their element counts
@@ -208,6 +190,8 @@ def ddp_step(shapes: Sequence[ParamEntry], backward_time: float, world_size: int
     # YOUR CODE HERE: replace this raise.
     raise NotImplementedError("Part 5: ddp_step — see handout §5")
 
+
+# Whole models (provided) -----------------------------------------------------------------------------
 
 def model_bytes(shapes: Sequence[ParamEntry], dtype: torch.dtype = FP32) -> int:
     """Bytes of all gradients of a model."""
@@ -239,45 +223,6 @@ def resnet50_model() -> ModelSpec:
 def bert_large_model() -> ModelSpec:
     """BERT-large; a gradient costs as much backward time as its layer's forward MACs."""
     return ModelSpec("BERT-large", bert_large_param_shapes(), BERT_LARGE_BACKWARD_S, bert_large_param_macs())
-
-
-# Experiments (handout §5.3, §5.4): each returns plain data for the handout's tables and figures ---------------
-
-def bucket_cap_sweep(model: ModelSpec | None = None, world_size: int = LECTURE_WORLD_SIZE,
-                     alpha: float = ALPHA_S, beta: float = BETA_BYTES_PER_S,
-                     caps: Sequence[int | None] = CAP_SWEEP_BYTES) -> dict:
-    """Overlapped step time for each bucket cap (bytes, one limit for every bucket). Default: ResNet-50.
-
-    Cap 0 seals a bucket after every gradient (one all-reduce per tensor); ``None`` means one bucket
-    holding the whole model. Returns ``{"no_overlap_s": step at the lecture's 25 MB without overlap,
-    "points": [{"cap_bytes", "num_buckets", "step_s"}, ...]}``.
-    """
-    model = resnet50_model() if model is None else model
-    points = []
-    for cap in caps:
-        limits = [model_bytes(model.shapes) if cap is None else cap]
-        tl = model.step(world_size, limits, alpha, beta)
-        points.append({"cap_bytes": cap, "num_buckets": tl.num_buckets, "step_s": tl.step_time})
-    no_overlap = model.step(world_size, [LECTURE_BUCKET_CAP_BYTES], alpha, beta, overlap=False)
-    return {"no_overlap_s": no_overlap.step_time, "points": points}
-
-
-def first_bucket_effect(model: ModelSpec | None = None, world_size: int = LECTURE_WORLD_SIZE,
-                        alpha: float = ALPHA_S, beta: float = BETA_BYTES_PER_S,
-                        cap_bytes: int = LECTURE_BUCKET_CAP_BYTES,
-                        first_bucket_bytes: int = DEFAULT_FIRST_BUCKET_BYTES) -> dict:
-    """Limits ``[cap]`` vs ``[first_bucket, cap]`` (torch's small first bucket). Default: ResNet-50.
-
-    Returns ``{"cap_only": row, "small_first": row}``, each row
-    ``{"limits", "num_buckets", "first_comm_start_s", "step_s"}``.
-    """
-    model = resnet50_model() if model is None else model
-    result = {}
-    for key, limits in (("cap_only", [cap_bytes]), ("small_first", [first_bucket_bytes, cap_bytes])):
-        tl = model.step(world_size, limits, alpha, beta)
-        result[key] = {"limits": limits, "num_buckets": tl.num_buckets,
-                       "first_comm_start_s": tl.comm_start[0], "step_s": tl.step_time}
-    return result
 
 
 def layer_name(param_name: str) -> str:
@@ -316,6 +261,38 @@ def layer_permutation(table: Sequence[tuple[str, tuple[int, ...]]], mode: str,
     return [index for group in groups for index in group]
 
 
+# The experiments (handout §5.3): each returns plain data; Part 6 asks what they found ------------------
+
+def bucket_cap_sweep(model: ModelSpec | None = None, world_size: int = LECTURE_WORLD_SIZE,
+                     alpha: float = ALPHA_S, beta: float = BETA_BYTES_PER_S,
+                     caps: Sequence[int | None] = CAP_SWEEP_BYTES) -> dict:
+    """The bucket-size trade-off: the step of ``model`` (default ResNet-50) for each bucket cap of ``caps``.
+
+    A cap is one limit for every bucket, in bytes; ``None`` means a single bucket holding the whole model.
+    Every step overlaps communication with backward; ``no_overlap_s`` is, for comparison, the step at the
+    lecture's 25 MB cap without overlap. Returns ``{"no_overlap_s": seconds, "points": [{"cap_bytes": cap,
+    "num_buckets": int, "step_s": seconds}, ...]}``, one point per cap, in the order of ``caps``.
+    """
+    model = resnet50_model() if model is None else model
+    # YOUR CODE HERE: replace this raise.
+    raise NotImplementedError("Part 5: bucket_cap_sweep — see handout §5")
+
+
+def first_bucket_effect(model: ModelSpec | None = None, world_size: int = LECTURE_WORLD_SIZE,
+                        alpha: float = ALPHA_S, beta: float = BETA_BYTES_PER_S,
+                        cap_bytes: int = LECTURE_BUCKET_CAP_BYTES,
+                        first_bucket_bytes: int = DEFAULT_FIRST_BUCKET_BYTES) -> dict:
+    """Torch's small first bucket: ``model`` (default ResNet-50) with ``cap_bytes`` for every bucket, against a
+    first bucket of ``first_bucket_bytes`` and ``cap_bytes`` for the later ones.
+
+    Returns ``{"cap_only": row, "small_first": row}``, each row ``{"limits": the byte limits, "num_buckets",
+    "first_comm_start_s": when the first all-reduce starts, "step_s"}``.
+    """
+    model = resnet50_model() if model is None else model
+    # YOUR CODE HERE: replace this raise.
+    raise NotImplementedError("Part 5: first_bucket_effect — see handout §5")
+
+
 def true_backward_order(permutation: Sequence[int]) -> list[int]:
     """Backward's real gradient order, as indices into the RE-REGISTERED table.
 
@@ -330,59 +307,47 @@ def registration_order_effect(model: ModelSpec | None = None, world_size: int = 
                               alpha: float = ALPHA_S, beta: float = BETA_BYTES_PER_S,
                               bucket_size_limits: Sequence[int] = (LECTURE_BUCKET_CAP_BYTES,),
                               seed: int = ORDER_SEED) -> dict:
-    """Step time when layers are registered in an order other than the one they compute in (handout §5.3).
+    """Layers registered in another order than the one they compute in (default model: BERT-large).
 
-    Default model: BERT-large. Buckets follow the reverse of the (wrong) registration order; gradients
-    still arrive in the true backward order. Returns ``{mode: {"num_buckets", "first_comm_start_s",
-    "step_s"}}`` for modes "reverse", "scrambled", "reversed" (see ``layer_permutation``).
+    For each mode of ``layer_permutation`` ("reverse", "scrambled" with ``seed``, "reversed"): the step when
+    ``model``'s parameters are registered in that order. The model computes as it always did; what changes is
+    the registration order, and with it the buckets DDP makes. Returns ``{mode: {"num_buckets",
+    "first_comm_start_s", "step_s"}}``.
     """
     model = bert_large_model() if model is None else model
-    costs = model.compute_costs if model.compute_costs is not None else param_numels(model.shapes)
-    result = {}
-    for mode in ("reverse", "scrambled", "reversed"):
-        permutation = layer_permutation(model.shapes, mode, seed)
-        registered = ModelSpec(model.name, [model.shapes[i] for i in permutation], model.backward_time,
-                               [costs[i] for i in permutation])
-        tl = registered.step(world_size, bucket_size_limits, alpha, beta,
-                             order=true_backward_order(permutation))
-        result[mode] = {"num_buckets": tl.num_buckets, "first_comm_start_s": tl.comm_start[0],
-                        "step_s": tl.step_time}
-    return result
+    # YOUR CODE HERE: replace this raise.
+    raise NotImplementedError("Part 5: registration_order_effect — see handout §5")
 
 
 def iteration_time(model: ModelSpec, world_size: int, alpha: float = ALPHA_S,
                    beta: float = BETA_BYTES_PER_S,
                    bucket_size_limits: Sequence[int] = (LECTURE_BUCKET_CAP_BYTES,),
                    forward_time: float | None = None) -> float:
-    """One whole iteration (handout §5.4): forward (default ``FORWARD_PER_BACKWARD`` x backward) + overlapped step.
-
-    Assumes nothing overlaps the forward pass (DDP only overlaps communication with backward).
-    """
+    """One whole training iteration of ``model`` on ``world_size`` ranks (handout §5.1: forward, then the
+    overlapped step). ``forward_time`` defaults to ``FORWARD_PER_BACKWARD`` times the model's backward."""
     if forward_time is None:
         forward_time = FORWARD_PER_BACKWARD * model.backward_time
-    return forward_time + model.step(world_size, bucket_size_limits, alpha, beta).step_time
+    # YOUR CODE HERE: replace this raise.
+    raise NotImplementedError("Part 5: iteration_time — see handout §5")
 
 
 def weak_scaling(model: ModelSpec | None = None, world_sizes: Sequence[int] = SCALING_WORLD_SIZES,
                  alpha: float = ALPHA_S, beta: float = BETA_BYTES_PER_S,
                  bucket_size_limits: Sequence[int] = (LECTURE_BUCKET_CAP_BYTES,),
                  forward_time: float | None = None) -> list[dict]:
-    """Per-iteration time as ranks are added at a fixed per-rank batch (weak scaling, handout §5.4).
+    """Weak scaling of ``model`` (default ResNet-50): the batch per rank stays fixed as ranks are added.
 
-    Returns ``[{"world_size", "iteration_s", "slowdown"}, ...]`` where slowdown is the iteration time
-    over the single-rank one (which communicates nothing). Default model: ResNet-50.
+    One row per K of ``world_sizes``: ``{"world_size": K, "iteration_s": one iteration, "slowdown": that over
+    one rank's iteration, "efficiency": the scaling efficiency, the throughput of K ranks over K times the
+    throughput of one rank}``.
     """
     model = resnet50_model() if model is None else model
-    single = iteration_time(model, 1, alpha, beta, bucket_size_limits, forward_time)
-    rows = []
-    for k in world_sizes:
-        t = iteration_time(model, k, alpha, beta, bucket_size_limits, forward_time)
-        rows.append({"world_size": k, "iteration_s": t, "slowdown": t / single})
-    return rows
+    # YOUR CODE HERE: replace this raise.
+    raise NotImplementedError("Part 5: weak_scaling — see handout §5")
 
 
 def skip_sync_step_time(sync_step: float, nosync_step: float, n: int) -> float:
-    """Average iteration time when only one iteration in ``n`` synchronizes (``no_sync`` for the rest)."""
+    """The average iteration time when only one iteration in ``n`` synchronizes (``no_sync`` for the rest)."""
     if n < 1:
         raise ValueError(f"n must be >= 1, got {n}")
     # YOUR CODE HERE: replace this raise.
@@ -393,20 +358,18 @@ def skip_sync_speedup(model: ModelSpec | None = None, world_size: int = SKIP_SYN
                       n: int = SKIP_SYNC_EVERY, alpha: float = ALPHA_S, beta: float = BETA_BYTES_PER_S,
                       bucket_size_limits: Sequence[int] = (LECTURE_BUCKET_CAP_BYTES,),
                       forward_time: float | None = None) -> dict:
-    """Syncing every ``n`` iterations vs every iteration, at ``world_size`` ranks. Default: ResNet-50.
-
-    A skipped sync costs a single-rank iteration (nothing to communicate). Returns ``{"sync_s",
-    "nosync_s", "average_s", "speedup"}``; speedup = sync_s / average_s − 1 (0.17 = 17% faster).
+    """Synchronising once every ``n`` iterations instead of every iteration, at ``world_size`` ranks (default
+    model: ResNet-50). Returns ``{"sync_s": a synchronised iteration, "nosync_s": one under no_sync(),
+    "average_s", "speedup": sync_s / average_s - 1}`` (0.17 means 17% faster).
     """
     model = resnet50_model() if model is None else model
-    sync = iteration_time(model, world_size, alpha, beta, bucket_size_limits, forward_time)
-    nosync = iteration_time(model, 1, alpha, beta, bucket_size_limits, forward_time)
-    average = skip_sync_step_time(sync, nosync, n)
-    return {"sync_s": sync, "nosync_s": nosync, "average_s": average, "speedup": sync / average - 1}
+    # YOUR CODE HERE: replace this raise.
+    raise NotImplementedError("Part 5: skip_sync_speedup — see handout §5")
 
 
 def lecture_comparison() -> list[tuple[str, float, float]]:
-    """``(quantity, model, lecture)`` for every number the lecture quotes (times in ms, speedups in %)."""
+    """``(quantity, your model, the lecture)`` for every number the lecture quotes (ms, x, %), from your
+    experiments with the lecture's constants."""
     resnet, bert = resnet50_model(), bert_large_model()
     k, lecture_cap = LECTURE_WORLD_SIZE, [LECTURE_BUCKET_CAP_BYTES]
     first = first_bucket_effect(resnet)
@@ -430,12 +393,14 @@ def lecture_comparison() -> list[tuple[str, float, float]]:
 
 
 def _main() -> None:
-    """``python -m minddp.timeline``: the lecture's two timelines, then model vs lecture."""
+    """``python -m minddp.timeline``: ResNet-50's step without and with overlap, then your model beside the
+    lecture's numbers (once your experiments are written)."""
     resnet = resnet50_model()
     for overlap in (False, True):
         print(ascii_timeline(resnet.step(LECTURE_WORLD_SIZE, [LECTURE_BUCKET_CAP_BYTES], overlap=overlap)))
+    print(f"{'':38s} {'your model':>10s}   {'lecture':>8s}")
     for quantity, model, lecture in lecture_comparison():
-        print(f"{quantity:38s} model {model:8.2f}   lecture {lecture:8.2f}")
+        print(f"{quantity:38s} {model:10.2f}   {lecture:8.2f}")
 
 
 if __name__ == "__main__":

@@ -97,9 +97,9 @@ def timeline_hidden(seed: int) -> dict[str, list[dict]]:
     ring = [call("ring_allreduce_time", rng.choice([0, 1e3, 4e6, 1e8]), rng.choice([1, 2, 3, 16, 256]),
                  rng.choice([1e-6, 1e-5, 5e-5]), rng.choice([1e9, 1e10, 5e10])) for _ in range(12)]
     ready = []
-    for _ in range(8):
+    for i in range(8):
         n = rng.randint(1, 12)
-        sizes = [rng.randint(1, 10_000) for _ in range(n)]
+        sizes = [rng.randint(1, 10_000) if i else 0 for _ in range(n)]  # the first: all sizes 0 (handout §5.1)
         ready.append(call("backward_ready_times", sizes, rng.uniform(1e-3, 1e-1),
                           rng.sample(range(n), n) if rng.random() < 0.5 else None))
     steps = []
@@ -114,12 +114,10 @@ def timeline_hidden(seed: int) -> dict[str, list[dict]]:
                                       for _ in range(n)]
         steps.append(call("ddp_step", shapes, rng.uniform(0.01, 0.1), rng.choice([2, 8, 64]), 1e-5, 1e10,
                           [rng.choice([0, 65536, 262144, 1 << 20])], overlap=rng.random() < 0.7, **extra))
-    skip = [call("skip_sync_step_time", rng.uniform(0.05, 0.2), rng.uniform(0.01, 0.05), rng.randint(1, 16))
-            for _ in range(4)]
     orders = [call("true_backward_order", rng.sample(range(n), n)) for n in (4, 7, 12)] + [
         call("true_backward_order", [(j + 1) % n for j in range(n)]) for n in (3, 6)]  # cycles: not involutions
     return {"ring": ring, "ready": ready, "simulator": simulator_cases(seed=seed + 100, count=12), "ddp_step": steps,
-            "skip": skip, "orders": orders}
+            "orders": orders, **part5.experiment_cases(seed=seed + 200, count=3, name="a random model")}
 
 
 TIMELINE = timeline_hidden(rng("5").randrange(2**31))
@@ -365,8 +363,12 @@ HIDDEN: dict[str, tuple[Run, ...]] = {
     "5.2": (_timeline("5.2", TIMELINE["ready"], "8 random cases"),),
     "5.3": (_timeline("5.3", TIMELINE["simulator"], "12 random cases"),),
     "5.4": (_timeline("5.4", TIMELINE["ddp_step"], "6 random models (dtypes, orders, compute costs)"),),
-    "5.5": (_timeline("5.5", TIMELINE["skip"], "4 random cases"),),
-    "5.6": (_timeline("5.6", TIMELINE["orders"], "random permutations"),),
+    "5.5": (_timeline("5.5", TIMELINE["sweep"], "3 random models, world sizes, α, β and caps"),),
+    "5.6": (_timeline("5.6", TIMELINE["first"], "3 random models, world sizes, α, β and limits"),),
+    "5.7": (_timeline("5.7", TIMELINE["orders"], "random permutations"),
+            _timeline("5.7", TIMELINE["order"], "3 random models, world sizes, α, β, caps and seeds")),
+    "5.8": (_timeline("5.8", TIMELINE["scaling"], "3 random models, world sizes, α, β, caps and forward times"),),
+    "5.9": (_timeline("5.9", TIMELINE["skip"], "3 random models, world sizes, α, β, caps and n"),),
     **{check.number: (Run("answers", {"names": part6.NAMES}, ref=ANSWER, label="your answers.py"),)
        for check in part6.ANSWER_CHECKS},
     "A.1": hidden_train("A.1", "minddp", "branch b unused everywhere, one bucket per tensor", model="branchy",

@@ -108,6 +108,7 @@ class Outcome:
     ref: list | None
     mistakes: dict[str, list]
     kwargs: dict = field(default_factory=dict)
+    notes: list = field(default_factory=list)  # what a PASSING check wants you to know (``make test`` prints it)
 
 
 @dataclass(frozen=True)

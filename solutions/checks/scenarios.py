@@ -519,6 +519,10 @@ def timeline_cases(cases: list[dict]) -> list[dict]:
         kwargs = dict(case.get("kwargs", {}))
         if "dtype" in kwargs:
             kwargs["dtype"] = getattr(torch, kwargs["dtype"])
+        if isinstance(kwargs.get("model"), dict):  # an experiment's model (checks/part5.py: made_up_model)
+            m = kwargs["model"]
+            kwargs["model"] = timeline.ModelSpec(m["name"], [(name, tuple(shape)) for name, shape in m["shapes"]],
+                                                 m["backward_time"], m.get("compute_costs"))
         value = getattr(timeline, case["fn"])(*case["args"], **kwargs)
         if hasattr(value, "step_time"):  # a StepTimeline
             return {"step_time": value.step_time, "comm_start": list(value.comm_start),
@@ -555,14 +559,22 @@ def usage_counts(steps: int = 3) -> dict:
     return {"names": [names[id(p)] for p in ddp.reducer.params], "counts": returned, "local_used_kept": kept}
 
 
-def answers(names: list[str]) -> dict:
-    """What each function of ``answers.py`` returns (the written questions, Part 6)."""
+def answers(names: list[str], from_code: bool = False) -> dict:
+    """What each function of ``answers.py`` returns (the written questions, Part 6); with ``from_code``, also what
+    your own ``minddp`` gives for the questions it can compute (``checks.questions.FROM_CODE``), under
+    "<name> from your code"."""
     try:
         import answers as module
     except Exception as error:
-        return {name: {"error": type(error).__name__, "message": steady(str(error))[:300]} for name in names}
-    return {name: outcome(getattr(module, name)) if hasattr(module, name) else
-            {"error": "AttributeError", "message": f"answers.py has no function {name}"} for name in names}
+        results = {name: {"error": type(error).__name__, "message": steady(str(error))[:300]} for name in names}
+    else:
+        results = {name: outcome(getattr(module, name)) if hasattr(module, name) else
+                   {"error": "AttributeError", "message": f"answers.py has no function {name}"} for name in names}
+    if from_code:
+        from checks.questions import FROM_CODE, measured_from_code
+        computed = {**FROM_CODE, **measured_from_code(results)}
+        results.update({f"{name} from your code": outcome(compute) for name, compute in computed.items()})
+    return results
 
 
 # -- scenarios that exercise the pool itself (tests/test_provided.py) ---------------------------------------

@@ -7,7 +7,7 @@ import os
 
 import pytest
 
-from checks.local import LocalRunner
+from checks.local import PASSING_NOTES, LocalRunner
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -17,3 +17,11 @@ def runner():
     runner = LocalRunner(ROOT)
     yield runner
     runner.close()
+
+
+def pytest_terminal_summary(terminalreporter) -> None:
+    """What a passing test does not say by itself: e.g. that a written answer's value is graded on Gradescope only."""
+    if PASSING_NOTES:
+        terminalreporter.section("what the passing checks did not check here")
+        for note in PASSING_NOTES:
+            terminalreporter.write_line(note)

@@ -1,0 +1,122 @@
+"""Provided — the written questions' data (handout §6 prints it) and, for some of them, what your own code gives.
+
+A question whose answer your ``minddp`` can compute (Q1, Q2, and Q6, Q11: what your experiments of handout §5.3
+found) is also computed here with YOUR code, so that `make test` can tell you when an answer disagrees with your
+own functions. That says nothing about whether either is right: the values are graded on Gradescope only.
+Questions that ask you to reason a result out by hand (Q3-Q5, Q7) are not computed here.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+MiB = 1024 * 1024
+
+# Q1 -- rank layout.
+Q1_NODES, Q1_GPUS_PER_NODE = 4, 8
+Q1_RANK = 19
+Q1_NODE, Q1_LOCAL_RANK = 3, 5
+
+# Q2 -- bucketing: (name, size in MiB, dtype) in registration order; limits in MiB [first, cap].
+Q2_PARAMS = [("p0", 2, "float32"), ("p1", 1, "float16"), ("p2", 4, "float32"), ("p3", 3, "float32"),
+             ("p4", 0.5, "float16"), ("p5", 6, "float32"), ("p6", 1, "float32"), ("p7", 2, "float32")]
+Q2_LIMITS_MIB = [2, 8]
+
+# Q11 -- the efficiency level whose crossing the question asks for.
+Q11_EFFICIENCY = 0.5
+
+
+def q2_tensors() -> list:
+    """Q2's parameters as meta tensors (no memory)."""
+    import torch
+    return [torch.empty(int(mib * MiB) // torch.empty(0, dtype=getattr(torch, dtype)).element_size(),
+                        dtype=getattr(torch, dtype), device="meta") for _, mib, dtype in Q2_PARAMS]
+
+
+def q1_from_code() -> tuple:
+    from minddp.process_group import global_rank, node_and_local_rank
+    node, local = node_and_local_rank(Q1_RANK, Q1_GPUS_PER_NODE)
+    return (node, local, Q1_NODES * Q1_GPUS_PER_NODE, global_rank(Q1_NODE, Q1_LOCAL_RANK, Q1_GPUS_PER_NODE))
+
+
+def q2_from_code() -> list:
+    from minddp.bucketing import compute_bucket_assignment
+    buckets = compute_bucket_assignment(q2_tensors(), [int(m * MiB) for m in Q2_LIMITS_MIB])
+    return [[Q2_PARAMS[i][0] for i in bucket] for bucket in buckets]
+
+
+def best_cap(sweep: dict) -> int | None:
+    """The cap of a ``bucket_cap_sweep`` result with the shortest step (the first of equals)."""
+    return min(sweep["points"], key=lambda point: point["step_s"])["cap_bytes"]
+
+
+def q6_from_code() -> tuple:
+    from minddp import timeline as tl
+    resnet, bert = tl.bucket_cap_sweep(tl.resnet50_model()), tl.bucket_cap_sweep(tl.bert_large_model())
+    cap_zero = next(p for p in resnet["points"] if p["cap_bytes"] == 0)
+    first = tl.first_bucket_effect(tl.resnet50_model())
+    saved_ms = (first["cap_only"]["step_s"] - first["small_first"]["step_s"]) * 1e3
+    return (best_cap(resnet), best_cap(bert), cap_zero["step_s"] / resnet["no_overlap_s"], saved_ms)
+
+
+def q11_from_code() -> tuple:
+    from minddp import timeline as tl
+    orders = tl.registration_order_effect(tl.bert_large_model())
+    bert = tl.weak_scaling(tl.bert_large_model())
+    resnet = tl.weak_scaling(tl.resnet50_model())
+    below = next((row["world_size"] for row in bert if row["efficiency"] < Q11_EFFICIENCY), None)
+    return (orders["scrambled"]["step_s"] / orders["reverse"]["step_s"],
+            orders["reversed"]["step_s"] / orders["reverse"]["step_s"], below, resnet[-1]["efficiency"])
+
+
+# question -> what your code gives for it (run by the worker, beside your answers.py: scenarios.answers)
+FROM_CODE: dict[str, Any] = {"q1_rank_layout": q1_from_code, "q2_buckets": q2_from_code,
+                             "q6_bucket_size": q6_from_code, "q11_order_and_scale": q11_from_code}
+# what each of those uses of yours (the message names them)
+USES = {"q1_rank_layout": "node_and_local_rank and global_rank (Part 1)",
+        "q2_buckets": "compute_bucket_assignment (Part 2)",
+        "q6_bucket_size": "bucket_cap_sweep and first_bucket_effect (Part 5)",
+        "q11_order_and_scale": "registration_order_effect and weak_scaling (Part 5)"}
+
+
+# Q9, Q10 -- your machine (``make measure``) in YOUR model: the fit of Q9 and the predictions of Q10 use your own
+# ``ring_allreduce_time`` and ``ddp_step`` (Part 5), so a mistake there is charged there, not again here.
+PREDICTION_WORLD_SIZE = 16  # Q10's cluster: the lecture's ResNet-50 on a ring of 16 ranks ...
+PREDICTION_CAP_MB = 25  # ... with 25 MB (decimal) buckets or a cap of 0, without overlap
+
+
+def q9_terms_from_code(measured: dict) -> dict[str, list[float]]:
+    """{size: [a, b]} for every size of Q8's ``allreduce_s``: your model's time for it is ``a·α + b/β``. Your
+    ``ring_allreduce_time`` gives both, with (α, β) = (1, ∞) and (0, 1); Q9's fit needs no more."""
+    from minddp.timeline import ring_allreduce_time
+    k = measured["world_size"]
+    return {str(n): [ring_allreduce_time(int(n), k, 1.0, float("inf")), ring_allreduce_time(int(n), k, 0.0, 1.0)]
+            for n in measured["allreduce_s"]}
+
+
+def q10_from_code(measured: dict, alpha: float, beta: float) -> tuple:
+    """Q10 by your model with your Q9 α and β: (the measured ratio, the ratio your model predicts, ResNet-50's
+    step without overlap in ms with 25 MB buckets, and with a cap of 0)."""
+    from minddp import timeline as tl
+    k, count, each = measured["world_size"], measured["small_tensors"], measured["small_tensor_bytes"]
+    predicted = count * tl.ring_allreduce_time(each, k, alpha, beta) / tl.ring_allreduce_time(count * each, k, alpha,
+                                                                                               beta)
+    resnet = tl.resnet50_model()
+
+    def step_ms(cap: int) -> float:
+        return resnet.step(PREDICTION_WORLD_SIZE, [cap], alpha, beta, overlap=False).step_time * 1e3
+
+    return (measured["many_small_s"] / measured["one_flat_s"], predicted,
+            step_ms(PREDICTION_CAP_MB * 10**6), step_ms(0))
+
+
+def measured_from_code(results: dict) -> dict:
+    """What your code gives for Q9 and Q10 from your own answers to Q8 and Q9 (``results``: answers.py's)."""
+    def value(name: str):
+        outcome = results.get(name, {})
+        if "value" not in outcome:
+            raise ValueError(f"{name}() gave no value")
+        return outcome["value"]
+
+    return {"q9_alpha_beta": lambda: q9_terms_from_code(value("q8_measurements")),
+            "q10_predictions": lambda: q10_from_code(value("q8_measurements"), *value("q9_alpha_beta"))}
