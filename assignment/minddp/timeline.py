@@ -265,13 +265,15 @@ def layer_permutation(table: Sequence[tuple[str, tuple[int, ...]]], mode: str,
 
 def bucket_cap_sweep(model: ModelSpec | None = None, world_size: int = LECTURE_WORLD_SIZE,
                      alpha: float = ALPHA_S, beta: float = BETA_BYTES_PER_S,
-                     caps: Sequence[int | None] = CAP_SWEEP_BYTES) -> dict:
+                     caps: Sequence[int | None] = CAP_SWEEP_BYTES,
+                     no_overlap_cap: int = LECTURE_BUCKET_CAP_BYTES) -> dict:
     """The bucket-size trade-off: the step of ``model`` (default ResNet-50) for each bucket cap of ``caps``.
 
     A cap is one limit for every bucket, in bytes; ``None`` means a single bucket holding the whole model.
-    Every step overlaps communication with backward; ``no_overlap_s`` is, for comparison, the step at the
-    lecture's 25 MB cap without overlap. Returns ``{"no_overlap_s": seconds, "points": [{"cap_bytes": cap,
-    "num_buckets": int, "step_s": seconds}, ...]}``, one point per cap, in the order of ``caps``.
+    Every step overlaps communication with backward; ``no_overlap_s`` is, for comparison, the step with
+    ``no_overlap_cap`` (default: the lecture's 25 MB) without overlap. Returns ``{"no_overlap_s": seconds,
+    "points": [{"cap_bytes": cap, "num_buckets": int, "step_s": seconds}, ...]}``, one point per cap, in the
+    order of ``caps``.
     """
     model = resnet50_model() if model is None else model
     # YOUR CODE HERE: replace this raise.

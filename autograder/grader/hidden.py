@@ -117,7 +117,7 @@ def timeline_hidden(seed: int) -> dict[str, list[dict]]:
     orders = [call("true_backward_order", rng.sample(range(n), n)) for n in (4, 7, 12)] + [
         call("true_backward_order", [(j + 1) % n for j in range(n)]) for n in (3, 6)]  # cycles: not involutions
     return {"ring": ring, "ready": ready, "simulator": simulator_cases(seed=seed + 100, count=12), "ddp_step": steps,
-            "orders": orders, **part5.experiment_cases(seed=seed + 200, count=3, name="a random model")}
+            "orders": orders, **part5.experiment_cases(seed=seed + 200, count=4, name="a random model")}
 
 
 TIMELINE = timeline_hidden(rng("5").randrange(2**31))
@@ -363,12 +363,12 @@ HIDDEN: dict[str, tuple[Run, ...]] = {
     "5.2": (_timeline("5.2", TIMELINE["ready"], "8 random cases"),),
     "5.3": (_timeline("5.3", TIMELINE["simulator"], "12 random cases"),),
     "5.4": (_timeline("5.4", TIMELINE["ddp_step"], "6 random models (dtypes, orders, compute costs)"),),
-    "5.5": (_timeline("5.5", TIMELINE["sweep"], "3 random models, world sizes, α, β and caps"),),
-    "5.6": (_timeline("5.6", TIMELINE["first"], "3 random models, world sizes, α, β and limits"),),
+    "5.5": (_timeline("5.5", TIMELINE["sweep"], "4 random models, world sizes, α, β and caps"),),
+    "5.6": (_timeline("5.6", TIMELINE["first"], "4 random models, world sizes, α, β and limits"),),
     "5.7": (_timeline("5.7", TIMELINE["orders"], "random permutations"),
-            _timeline("5.7", TIMELINE["order"], "3 random models, world sizes, α, β, caps and seeds")),
-    "5.8": (_timeline("5.8", TIMELINE["scaling"], "3 random models, world sizes, α, β, caps and forward times"),),
-    "5.9": (_timeline("5.9", TIMELINE["skip"], "3 random models, world sizes, α, β, caps and n"),),
+            _timeline("5.7", TIMELINE["order"], "4 random models, world sizes, α, β, caps and seeds")),
+    "5.8": (_timeline("5.8", TIMELINE["scaling"], "4 random models, world sizes, α, β, caps and forward times"),),
+    "5.9": (_timeline("5.9", TIMELINE["skip"], "4 random models, world sizes, α, β, caps and n"),),
     **{check.number: (Run("answers", {"names": part6.NAMES}, ref=ANSWER, label="your answers.py"),)
        for check in part6.ANSWER_CHECKS},
     "A.1": hidden_train("A.1", "minddp", "branch b unused everywhere, one bucket per tensor", model="branchy",

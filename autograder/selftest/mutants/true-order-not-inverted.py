@@ -9,4 +9,4 @@ def true_backward_order(permutation):
     return [permutation[original] for original in reversed(range(len(permutation)))]
 ''')]}
 VIOLATES = "true_backward_order"
-CAUGHT_BY = {"5.6": "instead of inverted"}
+CAUGHT_BY = {"5.7": "instead of inverted"}
