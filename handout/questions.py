@@ -16,7 +16,7 @@ from typing import Any
 from tools import student_side
 
 student_side()  # the data the checks read too (Q1, Q2), and what the reference's code gives for them
-from checks.questions import (  # noqa: E402
+from checks.written import (  # noqa: E402
     PREDICTION_CAP_MB,
     PREDICTION_WORLD_SIZE,
     Q1_GPUS_PER_NODE,

@@ -3,7 +3,7 @@
 """Part 6 — the written questions (handout §6): the format of each answer here, its value on Gradescope.
 
 Q1-Q7 and Q11: your copy checks the FORMAT (types, lengths, names) and, for the questions your own code can
-answer (Q1, Q2, Q6, Q11: ``checks.questions``), that your answer agrees with it; `make test` says which. The
+answer (Q1, Q2, Q6, Q11: ``checks.written``), that your answer agrees with it; `make test` says which. The
 values are graded by the autograder only, against the reference answers, integers and names exactly, floats
 within a relative tolerance of 1e-3.
 
@@ -21,7 +21,7 @@ import math
 import numbers
 
 from checks.check import NONE, Check, Failure, Outcome, Run, fail
-from checks.questions import FROM_CODE, PREDICTION_CAP_MB, PREDICTION_WORLD_SIZE, Q2_PARAMS, USES
+from checks.written import FROM_CODE, PREDICTION_CAP_MB, PREDICTION_WORLD_SIZE, Q2_PARAMS, USES
 
 ANSWER_RTOL = 1e-3
 INT, REAL, CAP, BUCKETS = "an int", "a number", "a cap in bytes (an int) or None", "buckets"
@@ -139,7 +139,7 @@ def positive(value) -> bool:
 
 def fit_alpha_beta(allreduce_s: dict, terms: dict, relative: bool = True) -> tuple[float, float]:
     """(α in s, β in bytes/s) minimizing Σ ((a·α + b/β − t) / t)² over the measured sizes n and times t, where
-    ``terms[str(n)] = [a, b]``: your model's time for n bytes is a·α + b/β (``questions.q9_terms_from_code``).
+    ``terms[str(n)] = [a, b]``: your model's time for n bytes is a·α + b/β (``written.q9_terms_from_code``).
 
     The model is linear in α and 1/β, so this is linear least squares. Dividing each equation by its time
     makes each size count alike: with absolute errors (``relative=False``, a mistake the messages name) the

@@ -563,7 +563,7 @@ def usage_counts(steps: int = 3) -> dict:
 
 def answers(names: list[str], from_code: bool = False) -> dict:
     """What each function of ``answers.py`` returns (the written questions, Part 6); with ``from_code``, also what
-    your own ``minddp`` gives for the questions it can compute (``checks.questions.FROM_CODE``), under
+    your own ``minddp`` gives for the questions it can compute (``checks.written.FROM_CODE``), under
     "<name> from your code"."""
     try:
         import answers as module
@@ -573,7 +573,7 @@ def answers(names: list[str], from_code: bool = False) -> dict:
         results = {name: outcome(getattr(module, name)) if hasattr(module, name) else
                    {"error": "AttributeError", "message": f"answers.py has no function {name}"} for name in names}
     if from_code:
-        from checks.questions import FROM_CODE, measured_from_code
+        from checks.written import FROM_CODE, measured_from_code
         computed = {**FROM_CODE, **measured_from_code(results)}
         results.update({f"{name} from your code": outcome(compute) for name, compute in computed.items()})
     return results

@@ -8,7 +8,7 @@
 * buckets the trainable parameters and builds a ``Reducer`` whose hooks average gradients during
   ``backward()`` (handout §3.1);
 * broadcasts rank 0's buffers (e.g. BatchNorm running statistics) at the START of each forward (handout §4.2);
-* offers ``no_sync()`` for gradient accumulation; the switch is read in FORWARD (handout §4.2);
+* offers ``no_sync()`` for gradient accumulation (handout §4.2);
 * optionally finds parameters the forward did not use (``find_unused_parameters``, handout §4.4, bonus) and
   rebuilds buckets in the gradient-ready order observed in the first iteration (bonus).
 """

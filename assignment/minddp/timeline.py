@@ -70,7 +70,7 @@ def ring_allreduce_time(nbytes: float, world_size: int, alpha: float, beta: floa
     """Seconds for a ring all-reduce of ``nbytes`` on ``world_size`` ranks (handout §5.1).
 
     ``alpha``: the latency every message pays, in seconds; ``beta``: the bandwidth, in bytes per second.
-    Derive the cost from how the ring moves the data (handout §5.1, Figure 5.1); one rank sends nothing.
+    Derive the cost from how the ring moves the data (handout §5.1 and its figure); one rank sends nothing.
     """
     if world_size < 1:
         raise ValueError(f"world_size must be >= 1, got {world_size}")

@@ -325,10 +325,10 @@ def test_answers_equal_what_the_reference_code_computes():
 def test_the_model_of_q10_is_the_timeline_models():
     """Q10 is ResNet-50's step on the lecture's cluster: the question's numbers are minddp.timeline's, and the
     backward time that names a mistake ("the communication alone") is the model's."""
-    from checks import part6, questions
+    from checks import part6, written
     from minddp import timeline
-    assert questions.PREDICTION_WORLD_SIZE == timeline.LECTURE_WORLD_SIZE
-    assert questions.PREDICTION_CAP_MB * timeline.MB == timeline.LECTURE_BUCKET_CAP_BYTES
+    assert written.PREDICTION_WORLD_SIZE == timeline.LECTURE_WORLD_SIZE
+    assert written.PREDICTION_CAP_MB * timeline.MB == timeline.LECTURE_BUCKET_CAP_BYTES
     assert math.isclose(part6.RESNET50_BACKWARD_MS, timeline.RESNET50_BACKWARD_S * 1e3, rel_tol=1e-12)
 
 

@@ -1,4 +1,4 @@
-# GENERATED from solutions/checks/questions.py by tools/assign.py (staff: edit that file, then `make assignment`).
+# GENERATED from solutions/checks/written.py by tools/assign.py (staff: edit that file, then `make assignment`).
 # Provided code: do not edit it by hand; the grader uses its own copy.
 """Provided — the written questions' data (handout §6 prints it) and, for some of them, what your own code gives.
 
