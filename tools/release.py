@@ -35,7 +35,8 @@ RELEASED = ("minddp", "checks", "tests", "pytest.ini", "demo.py", "tracer.py", "
 # Released when present (answers.py: the written questions, Part 6; tracer.py: `make trace`; measure.py:
 # `make measure`, the data of Part 6's Q8).
 OPTIONAL = {"demo.py", "tracer.py", "measure.py", "answers.py", "checks"}
-TEMPLATES = {"README.md": "README.md", "Makefile": "Makefile", "course.py": "course.py", "install.py": "install.py", ".gitignore": "gitignore"}
+TEMPLATES = {"README.md": "README.md", "Makefile": "Makefile", "course.py": "course.py", "install.py": "install.py", ".gitignore": "gitignore",
+             "AGENTS.md": "AGENTS.md", "CLAUDE.md": "AGENTS.md"}  # the policy for AI assistants, where they look
 # Build products that may sit in assignment/ (students' or staff's runs) without being part of the release.
 IGNORED_NAMES = {"__pycache__", ".pytest_cache", ".venv", "submission.zip", "submission.zip.partial", "trace",
                  OPENED, OPENED + ".partial"}  # OPENED: the hint levels a student opened (`make hint`)
@@ -206,6 +207,8 @@ def _add_generated_files(layout: Layout, entries: list[StudentFile], bonus: list
         generated = f"GENERATED from tools/student/{template} by tools/assign.py ({EDIT_HINT})."
         if target == "README.md":
             text = render_readme(text, entries, bonus, release, layout.solutions)
+        if target.endswith(".md"):
+            text = text.replace("{{STUDENT_FILES}}", ", ".join(f"`{e.path}`" for e in entries))
             text = f"<!-- {generated} -->\n" + text
         else:
             text = with_header(text, [generated])
