@@ -33,7 +33,6 @@ from tools.student.course import HINT_INDEX, HINTS, hint_path, part_label
 SOURCE = "hints"  # under solutions/
 SETTING = "released.json"
 LEVEL_RE = re.compile(r"## Level (\d+): (\S.*?)\s*")
-EDIT_HINT = "staff: edit that file, then `make assignment`"
 
 
 class HintError(Exception):
@@ -120,8 +119,8 @@ def highest_levels(solutions: str, parts: list[str]) -> dict[str, int | None]:
     return dict.fromkeys(parts, count(value, "highest_level"))
 
 
-def release_files(solutions: str, parts: dict[str, str]) -> dict[str, bytes]:
-    """The release's hints/: each released level's file, and index.json."""
+def release_files(solutions: str, parts: dict[str, str], edit_hint: str) -> dict[str, bytes]:
+    """The release's hints/: each released level's file, and index.json (their headers end with ``edit_hint``)."""
     sources = read_sources(solutions, parts)
     if not sources:
         return {}
@@ -129,13 +128,13 @@ def release_files(solutions: str, parts: dict[str, str]) -> dict[str, bytes]:
     files, index = {}, {}
     for part, levels in sources.items():
         released = levels[:highest[part]] if highest[part] is not None else levels
-        header = f"<!-- GENERATED from solutions/{SOURCE}/{part}.md by tools/assign.py ({EDIT_HINT}). -->\n"
+        header = f"<!-- GENERATED from solutions/{SOURCE}/{part}.md by tools/assign.py ({edit_hint}). -->\n"
         for level in released:
             title = f"# {part_label(part)}, {parts[part]}: hint level {level.number} ({level.title})\n\n"
             files[hint_path(part, level.number)] = (header + title + level.text + "\n").encode("utf-8")
         index[part] = {"name": parts[part], "levels": [level.title for level in released],
                        "withheld": len(levels) - len(released)}
     files[f"{HINTS}/{HINT_INDEX}"] = (json.dumps(
-        {"generated": f"GENERATED from solutions/{SOURCE}/ by tools/assign.py ({EDIT_HINT}); `make hint` reads it",
+        {"generated": f"GENERATED from solutions/{SOURCE}/ by tools/assign.py ({edit_hint}); `make hint` reads it",
          "parts": index}, indent=1) + "\n").encode("utf-8")
     return files

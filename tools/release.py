@@ -161,7 +161,7 @@ def build_release(layout: Layout) -> Release:
                                    "which is not in the release")
     try:
         release.files.update(release_files(layout.solutions, {**{str(e.part): e.name for e in entries.values()},
-                                                              **{b.part: b.name for b in bonus}}))
+                                                              **{b.part: b.name for b in bonus}}, EDIT_HINT))
     except HintError as error:
         raise ReleaseError(str(error)) from None
     _add_generated_files(layout, list(entries.values()), bonus, release)
