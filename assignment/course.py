@@ -360,13 +360,16 @@ def show_hint(root: str, part: str, level: int | None) -> str:
         text = f.read()
     if text.startswith("<!--"):  # the release's generated-file header
         text = text.split("-->\n", 1)[-1]
-    if level > seen:
+    again_shown = level <= seen
+    if not again_shown:
         seen = opened[part] = level
         save_opened(root, opened)
     left = released - seen
     if left:
         after = (f"{left} more level{'s' * (left != 1)} of {name}: `{make}` opens level {seen + 1} "
                  f"({entry['levels'][seen]}).")
+    elif again_shown:
+        after = f"You have opened all {released} levels of {name}. {withheld}".strip()
     else:
         after = f"That was the last level of {name}. {withheld}".strip()
     return f"{text.rstrip()}\n\n-- {name}, hint level {level} of {released} ({entry['levels'][level - 1]}). {after}\n   {again}"

@@ -65,6 +65,7 @@ def test_make_hint_opens_the_levels_in_order_and_says_how_many_remain(real_relea
     assert not any(text in done.stdout for text in texts)
     again = make(real_release, "hint", "PART=3", "LEVEL=1")
     assert again.returncode == 0 and texts[0] in again.stdout and texts[1] not in again.stdout
+    assert f"You have opened all {count} levels of Part 3" in again.stdout and "That was the last" not in again.stdout
     assert re.search(rf"PART=3 .* {count} levels, {count} opened", make(real_release, "hint").stdout)
     with open(os.path.join(real_release, OPENED), encoding="utf-8") as f:
         assert json.load(f) == {"3": count}
