@@ -73,21 +73,39 @@ class Recorder:
         self.names = names  # trainable parameters, by index (the Reducer's order)
         self.iterations: list[dict[str, Any]] = []
         self.buckets: dict[int, list[int]] = {}  # bucket index -> parameter indices, in buffer order
-        self.buffers: dict[int, int] = {}  # data_ptr of a bucket's flat buffer -> bucket index (torch's)
+        # A bucket's buffer, by address (see ``address``) -> (bucket index, its storage). Holding the storage
+        # keeps the memory from being freed and handed to another tensor: an address seen once stays its bucket.
+        # None for an address that carried two buckets in one iteration (one buffer reused for several).
+        self.known: dict[tuple, tuple[int | None, Any]] = {}
+        self.launched: set[tuple] = set()  # the addresses all-reduced in this iteration
         self.identify: Callable[[torch.Tensor], int | None] = lambda tensor: None  # minddp: by what it holds
 
     def start_iteration(self) -> dict[str, Any]:
         self.iterations.append({"backward": None, "ready": [], "launch": [], "wait": [], "done": [],
                                 "collectives": 0})
+        self.launched.clear()
         return self.iterations[-1]
 
     def note_bucket(self, index: int, buffer: torch.Tensor, params: list[int]) -> None:
+        """Torch's comm hook says which bucket a buffer is."""
         self.buckets[index] = params
-        self.buffers[buffer.data_ptr()] = index
+        self.known[address(buffer)] = (index, buffer.untyped_storage())
 
     def bucket_of(self, tensor: torch.Tensor) -> int | None:
-        found = self.buffers.get(tensor.data_ptr())
-        return found if found is not None else self.identify(tensor)
+        """The bucket an all-reduced tensor is. By its address: a dict lookup, as torch finds its buckets. A
+        buffer not seen before (the first iteration, or a Reducer that allocates one per launch) is identified
+        by what it holds (``identify``: costly, so the launch time is taken before) and remembered; so is every
+        launch of a buffer that carries several buckets in one iteration."""
+        key = address(tensor)
+        found = self.known.get(key)
+        shared = key in self.launched or (found is not None and found[0] is None)
+        self.launched.add(key)
+        if found is not None and not shared:
+            return found[0]
+        bucket = self.identify(tensor)
+        if bucket is not None or shared:
+            self.known[key] = (None if shared else bucket, tensor.untyped_storage())
+        return bucket
 
     def launch_label(self, bucket: int | None, tensor: torch.Tensor) -> str:
         if bucket is None:
@@ -96,6 +114,11 @@ class Recorder:
         size = tensor.numel() * tensor.element_size()
         return (f"{LABEL}: launch bucket {bucket}/{len(self.buckets)} (p{', p'.join(map(str, params))}; "
                 f"{size / MiB:.2f} MiB)")
+
+
+def address(tensor: torch.Tensor) -> tuple:
+    """Where a tensor's elements are: its first element's address (storage and offset), length and dtype."""
+    return tensor.data_ptr(), tensor.numel(), tensor.dtype
 
 
 class TracedWork:
@@ -122,8 +145,8 @@ def traced_all_reduce(recorder: Recorder) -> Iterator[None]:
     original = dist.all_reduce
 
     def all_reduce(tensor: torch.Tensor, *args: Any, **kwargs: Any) -> Any:
+        start = now_ms()  # first: when the Reducer asked for the launch, whatever finding its bucket costs
         bucket, iteration = recorder.bucket_of(tensor), recorder.iterations[-1]
-        start = now_ms()
         with record_function(recorder.launch_label(bucket, tensor)):
             work = original(tensor, *args, **kwargs)
         if work is None:  # a blocking all_reduce (async_op=False): nothing to wait for later
@@ -182,7 +205,7 @@ def wrap(impl: str, module: torch.nn.Module, bucket_cap_mb: float, recorder: Rec
 def bucket_holding(tensor: torch.Tensor, params: list[torch.nn.Parameter], buckets: list[list[int]]) -> int | None:
     """Which bucket an all-reduced tensor is: the one of its size and dtype, or among several such, the one
     whose gradients it holds (raw, or times 1/K). The Reducer's state is the student's design, so the
-    tracer looks only at what it sends."""
+    tracer looks only at what it sends; ``Recorder.bucket_of`` asks once per buffer, then knows its address."""
     def same_shape(indices: list[int]) -> bool:
         return (sum(params[i].numel() for i in indices) == tensor.numel()
                 and params[indices[0]].dtype == tensor.dtype)

@@ -23,6 +23,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import sys
 import tempfile
 from typing import Any
@@ -38,7 +39,8 @@ from minddp import timeline as tl  # noqa: E402
 from minddp.bucketing import DEFAULT_FIRST_BUCKET_BYTES, MiB, compute_bucket_assignment  # noqa: E402
 from minddp.model_shapes import meta_tensors, param_numels  # noqa: E402
 
-TEXT_FILES = ("numbers.tex", "points.tex", "questions.tex", "lecture-rows.tex", "figdata.json")
+TEXT_FILES = ("numbers.tex", "points.tex", "questions.tex", "lecture-rows.tex", "figdata.json",
+              "assistants.tex")
 CHECK_PARTS = ("1", "2", "3", "4", "5", "6", "A", "B")  # generated/checks-<part>.tex: the checks of each part
 FIGURES = ("fig-ring", "fig-ordered-launch", "fig-trace")
 TRACE_DATA = "trace-timeline.json"  # fig-trace's measured run (see the module docstring)
@@ -163,7 +165,7 @@ def points_tex() -> str:
 def text_outputs(d: dict[str, Any]) -> dict[str, str]:
     return {"numbers.tex": numbers_tex(d), "points.tex": points_tex(), "questions.tex": questions.latex_macros(),
             "lecture-rows.tex": lecture_rows_tex(d),
-            "figdata.json": json.dumps(d, indent=1, sort_keys=True) + "\n",
+            "figdata.json": json.dumps(d, indent=1, sort_keys=True) + "\n", "assistants.tex": assistants_tex(),
             **{f"checks-{part}.tex": checks_tex(part) for part in CHECK_PARTS}}
 
 
@@ -176,6 +178,23 @@ def latex_text(text: str) -> str:
     for plain, latex in LATEX_TEXT.items():
         text = text.replace(plain, latex)
     return text
+
+
+AGENTS = os.path.join(REPO, "tools", "student", "AGENTS.md")  # the policy on AI assistants: its one source
+POLICY_RE = re.compile(r"<!-- policy:.*?-->\n(.*?)\n<!-- /policy -->", re.S)
+
+
+def assistants_tex() -> str:
+    """The integrity section's paragraph on AI assistants (\\S8): the policy paragraph of the AGENTS.md and
+    CLAUDE.md the release ships (tools/student/AGENTS.md), markdown's `code` and **bold** as LaTeX."""
+    with open(AGENTS, encoding="utf-8") as f:
+        found = POLICY_RE.search(f.read())
+    if found is None:
+        raise SystemExit(f"{AGENTS}: no <!-- policy: ... --> ... <!-- /policy --> paragraph")
+    pieces = found[1].split("`")
+    text = "".join(f"\\code{{{piece}}}" if odd else re.sub(r"\*\*(.+?)\*\*", r"\\textbf{\1}", latex_text(piece))
+                   for odd, piece in ((i % 2 == 1, p) for i, p in enumerate(pieces)))
+    return HEADER.replace("solutions/minddp", "tools/student/AGENTS.md") + "\n" + text + "\n"
 
 
 def checks_tex(part: str) -> str:

@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Staff tool for the student release (standard library only; the Makefile runs it with .venv's python).
+"""Staff tool for the student release (the Makefile runs it with .venv's python: the README's points table imports
+solutions/checks, which needs numpy; the rest is standard library).
 
     tools/assign.py generate                  write assignment/ from solutions/          (make assignment)
     tools/assign.py check                     exit 1 naming the files if assignment/ is stale (make check-sync)

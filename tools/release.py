@@ -14,8 +14,20 @@ import re
 import zipfile
 from dataclasses import dataclass
 
+from tools import on_student_side
+from tools.hints import HintError, release_files
 from tools.markers import MarkerError, make_stubs, refuse_markers
-from tools.student.course import CONFIG_NAME, RELEASE_STAMP, CourseError, StudentFile, load_student_files
+from tools.student.course import (
+    CONFIG_NAME,
+    HINTS,
+    OPENED,
+    RELEASE_STAMP,
+    BonusPart,
+    CourseError,
+    StudentFile,
+    load_bonus_parts,
+    load_student_files,
+)
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 # What of solutions/ students get (folders are copied whole); bench.py and the like stay with the staff.
@@ -23,9 +35,11 @@ RELEASED = ("minddp", "checks", "tests", "pytest.ini", "demo.py", "tracer.py", "
 # Released when present (answers.py: the written questions, Part 6; tracer.py: `make trace`; measure.py:
 # `make measure`, the data of Part 6's Q8).
 OPTIONAL = {"demo.py", "tracer.py", "measure.py", "answers.py", "checks"}
-TEMPLATES = {"README.md": "README.md", "Makefile": "Makefile", "course.py": "course.py", "install.py": "install.py", ".gitignore": "gitignore"}
+TEMPLATES = {"README.md": "README.md", "Makefile": "Makefile", "course.py": "course.py", "install.py": "install.py", ".gitignore": "gitignore",
+             "AGENTS.md": "AGENTS.md", "CLAUDE.md": "AGENTS.md"}  # the policy for AI assistants, where they look
 # Build products that may sit in assignment/ (students' or staff's runs) without being part of the release.
-IGNORED_NAMES = {"__pycache__", ".pytest_cache", ".venv", "submission.zip", "submission.zip.partial", "trace"}
+IGNORED_NAMES = {"__pycache__", ".pytest_cache", ".venv", "submission.zip", "submission.zip.partial", "trace",
+                 OPENED, OPENED + ".partial"}  # OPENED: the hint levels a student opened (`make hint`)
 # What `make trace` installs on first use for its picture, with the pins of the top-level requirements-dev.txt
 # (one pin for staff and students; `make install` stays small without it).
 TRACE_REQUIREMENTS = ("matplotlib",)
@@ -57,6 +71,12 @@ class Layout:
     def student_files(self) -> list[StudentFile]:
         try:
             return load_student_files(os.path.join(self.solutions, CONFIG_NAME))
+        except CourseError as error:
+            raise ReleaseError(str(error)) from None
+
+    def bonus_parts(self) -> list[BonusPart]:
+        try:
+            return load_bonus_parts(os.path.join(self.solutions, CONFIG_NAME))
         except CourseError as error:
             raise ReleaseError(str(error)) from None
 
@@ -132,11 +152,19 @@ def build_release(layout: Layout) -> Release:
         if path not in release.files:
             raise ReleaseError(f"solutions/{CONFIG_NAME}: Part {entry.part} lists {path}, but solutions/{path} "
                                f"does not exist (or is not under {', '.join(RELEASED)})")
-        for test in entry.tests:
-            if test not in release.files:
-                raise ReleaseError(f"solutions/{CONFIG_NAME}: Part {entry.part} ({path}) names the test file "
-                                   f"{test}, which is not in the release")
-    _add_generated_files(layout, list(entries.values()), release)
+    bonus = layout.bonus_parts()
+    for part, tests in [(f"Part {e.part} ({e.path})", e.tests) for e in entries.values()] + \
+            [(f"Bonus {b.part}", b.tests) for b in bonus]:
+        for test in tests:
+            if test.split("::")[0] not in release.files:
+                raise ReleaseError(f"solutions/{CONFIG_NAME}: {part} names the test file {test.split('::')[0]}, "
+                                   "which is not in the release")
+    try:
+        release.files.update(release_files(layout.solutions, {**{str(e.part): e.name for e in entries.values()},
+                                                              **{b.part: b.name for b in bonus}}, EDIT_HINT))
+    except HintError as error:
+        raise ReleaseError(str(error)) from None
+    _add_generated_files(layout, list(entries.values()), bonus, release)
     return release
 
 
@@ -161,7 +189,7 @@ def _release_source(layout: Layout, relpath: str, entry: StudentFile | None, rel
     release.files[relpath] = with_header(text, header_for(relpath, entry)).encode("utf-8")
 
 
-def _add_generated_files(layout: Layout, entries: list[StudentFile], release: Release) -> None:
+def _add_generated_files(layout: Layout, entries: list[StudentFile], bonus: list[BonusPart], release: Release) -> None:
     config = {"generated": f"GENERATED from solutions/{CONFIG_NAME} by tools/assign.py; do not edit by hand"}
     with open(os.path.join(layout.solutions, CONFIG_NAME), encoding="utf-8") as f:
         config.update(json.load(f))
@@ -178,7 +206,9 @@ def _add_generated_files(layout: Layout, entries: list[StudentFile], release: Re
             text = f.read()
         generated = f"GENERATED from tools/student/{template} by tools/assign.py ({EDIT_HINT})."
         if target == "README.md":
-            text = render_readme(text, entries, release)
+            text = render_readme(text, entries, bonus, release, layout.solutions)
+        if target.endswith(".md"):
+            text = text.replace("{{STUDENT_FILES}}", ", ".join(f"`{e.path}`" for e in entries))
             text = f"<!-- {generated} -->\n" + text
         else:
             text = with_header(text, [generated])
@@ -203,7 +233,7 @@ def release_stamp(files: dict[str, bytes], entries: list[StudentFile]) -> bytes:
     for part in ("A", "B"):
         own[part] = bonus | own.get("3", set()) | own.get("4", set())
     parts = {part: digest({p for p in paths if p in files}) for part, paths in sorted(own.items())}
-    claimed = set().union(*own.values())
+    claimed = set().union(*own.values()) | {p for p in files if p.startswith(f"{HINTS}/")}  # hints: no grading
     stamp = {"generated": "GENERATED by tools/assign.py: which release this is (`make submit` puts it in "
                           "submission.zip; the grader names the parts changed since)",
              "version": digest(set(files)), "parts": parts,
@@ -224,21 +254,52 @@ def trace_requirements(dev_path: str) -> bytes:
     return with_header(text, [f"GENERATED from requirements-dev.txt by tools/assign.py ({EDIT_HINT})."]).encode()
 
 
-def render_readme(template: str, entries: list[StudentFile], release: Release) -> str:
+def render_readme(template: str, entries: list[StudentFile], bonus: list[BonusPart], release: Release,
+                  solutions: str) -> str:
     """Fill the student README's tables from student_files.json and the solution regions."""
     rows = ["| Part | Handout | You edit | Functions to write | Run its tests |", "|---|---|---|---|---|"]
     for entry in entries:
         regions = release.regions.get(entry.path, [])
-        bonus = {p.qualname for p in regions if (p.region.hint or "").startswith("Bonus")}  # as markers.py reads it
+        optional = {p.qualname for p in regions if (p.region.hint or "").startswith("Bonus")}  # as markers.py reads it
         functions = list(dict.fromkeys(p.qualname for p in regions if not p.region.design))
         design = " (and your own state and helpers: `YOUR DESIGN`)" if any(p.region.design for p in regions) else ""
         rows.append(f"| {entry.part}. {entry.name} | §{entry.section} | `{entry.path}` | "
-                    + ", ".join(f"`{name}`" + (" (bonus, optional)" if name in bonus else "") for name in functions)
+                    + ", ".join(f"`{name}`" + (" (bonus, optional)" if name in optional else "") for name in functions)
                     + f"{design} | `make test PART={entry.key}` |")
+    for part in bonus:  # its functions: the regions whose hint names it (as markers.py reads "Bonus")
+        placed = [(path, p.qualname) for path, regions in release.regions.items() for p in regions
+                  if (p.region.hint or "").startswith(f"Bonus {part.part}")]
+        rows.append(f"| Bonus {part.part}. {part.name} (optional) | §{part.section} | "
+                    + ", ".join(f"`{path}`" for path in dict.fromkeys(path for path, _ in placed)) + " | "
+                    + ", ".join(f"`{name}`" for _, name in placed) + f" | `make test PART={part.part}` |")
     student = {e.path for e in entries}
     provided = [p for p in release.files if p.startswith("minddp/") and p.endswith(".py") and p not in student]
     return (template.replace("{{PARTS_TABLE}}", "\n".join(rows))
-            .replace("{{PROVIDED_FILES}}", ", ".join(f"`{p}`" for p in provided)))
+            .replace("{{PROVIDED_FILES}}", ", ".join(f"`{p}`" for p in provided))
+            .replace("{{POINTS_TABLE}}", points_table(solutions)))
+
+
+def points_table(solutions: str) -> str:
+    """Per part, the points earned on the public inputs and on the hidden ones, and the checks that do not split
+    half and half: from the checks' weights and public_share (checks/registry.py; "" for a release without)."""
+    if not os.path.isfile(os.path.join(solutions, "checks", "registry.py")):
+        return ""
+    with on_student_side(solutions):
+        from checks.registry import public_checks
+    checks = public_checks()
+    rows = ["| Part | points | from the public inputs (`make test` runs them) | from the hidden inputs |",
+            "|---|---|---|---|"]
+    for part in dict.fromkeys(c.part for c in checks):
+        weight = sum(c.weight for c in checks if c.part == part)
+        public = sum(c.weight * c.public_share for c in checks if c.part == part)
+        rows.append(f"| {part if part.isdigit() else 'Bonus ' + part} | {weight:g} | {public:g} | {weight - public:g} |")
+    shares = {"all from the public inputs": 1.0, "all from the hidden inputs": 0.0}
+    others = [f"{', '.join(c.number for c in checks if c.public_share == share)}: {words}"
+              for words, share in shares.items() if any(c.public_share == share for c in checks)]
+    odd = [c.number for c in checks if c.public_share not in (0.5, *shares.values())]
+    others += [f"{', '.join(odd)}: other shares (`public_share` in checks/)"] if odd else []
+    return "\n".join(rows) + "\n\nEach check's points come half from its public inputs and half from its hidden " \
+        "ones" + (f", except checks {'; '.join(others)}." if others else ".")
 
 
 # -- writing, comparing, packing ----------------------------------------------------------------------------

@@ -171,6 +171,10 @@ def train(catch: bool = False, backend: str = "in order", **kwargs: Any) -> dict
         return _train_catching(catch, **kwargs)
 
 
+# Where an error of phase "construct" was raised, by impl (Part 3's checks build no DDP: the driver builds the Reducer).
+CONSTRUCTION = {"reducer": "the construction of your Reducer by the provided driver (ReducerDriver)"}
+
+
 def _train_catching(catch: bool, **kwargs: Any) -> dict:
     progress: dict[str, Any] = {"step": 0, "phase": "construct", "steps": []}
     try:
@@ -179,8 +183,8 @@ def _train_catching(catch: bool, **kwargs: Any) -> dict:
         raise  # a stub is not the error a check expects
     except Exception as error:
         if not catch:  # the message says where training was: a bare error from inside torch says nothing of it
-            during = "the DDP's construction" if progress["phase"] == "construct" else \
-                f"step {progress['step']}'s {progress['phase']}"
+            during = CONSTRUCTION.get(kwargs.get("impl"), "the DDP's construction") \
+                if progress["phase"] == "construct" else f"step {progress['step']}'s {progress['phase']}"
             with contextlib.suppress(AttributeError, TypeError):
                 error.raised_during = during  # (pool._error_report adds it to the message)
             raise

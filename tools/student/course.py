@@ -4,9 +4,11 @@
     python course.py tests [PART]               the test files of PART (all tests without PART)
     python course.py test [PART] [-- OPTIONS]   run pytest on PART's tests (make test PART=reducer)
     python course.py submit [--force]           build submission.zip (make submit)
+    python course.py hint [PART] [--level N]    open the next hint level of PART; without PART, the list
 
-PART is a file's name without ``.py`` (``reducer``) or a part number (``3``). The list of files you edit
-and their parts comes from ``student_files.json`` beside this file.
+PART is a file's name without ``.py`` (``reducer``), a part number (``3``), a bonus part (``A``, ``B``) or
+``bonus`` (both, for tests). The list of files you edit, their parts and the bonus parts come from
+``student_files.json`` beside this file; the hints from ``hints/``.
 """
 
 from __future__ import annotations
@@ -60,14 +62,29 @@ class StudentFile:
         return os.path.splitext(os.path.basename(self.path))[0]
 
 
-def load_student_files(config_path: str) -> list[StudentFile]:
-    """Read and check student_files.json; a mistake raises CourseError naming the entry and the field."""
+@dataclass(frozen=True)
+class BonusPart:
+    """An optional part (an entry of student_files.json's "bonus"): its functions sit in the files above."""
+
+    part: str  # "A": what `make test PART=` and `make hint PART=` accept (any case)
+    name: str
+    section: str
+    tests: tuple[str, ...]  # pytest node ids: a test file, or file::test
+
+
+def _read_config(config_path: str) -> dict:
     try:
         with open(config_path, encoding="utf-8") as f:
             data = json.load(f)
     except (OSError, ValueError) as error:
         raise CourseError(f"{config_path}: cannot read the list of student files: {error}") from None
-    entries = data.get("files") if isinstance(data, dict) else None
+    return data if isinstance(data, dict) else {}
+
+
+def load_student_files(config_path: str) -> list[StudentFile]:
+    """Read and check student_files.json; a mistake raises CourseError naming the entry and the field."""
+    data = _read_config(config_path)
+    entries = data.get("files")
     if not isinstance(entries, list) or not entries:
         raise CourseError(f'{config_path}: expected {{"files": [{{"path": ..., "part": ...}}, ...]}}')
     files = [_student_file(config_path, i, entry) for i, entry in enumerate(entries)]
@@ -100,6 +117,27 @@ def _student_file(config_path: str, index: int, entry: object) -> StudentFile:
     if not entry["tests"] or not all(isinstance(t, str) for t in entry["tests"]):
         raise CourseError(f"{where}: 'tests' must list at least one test file path (make test PART=...)")
     return StudentFile(path, entry["part"], entry["name"], entry["section"], tuple(entry["tests"]), kind)
+
+
+def load_bonus_parts(config_path: str) -> list[BonusPart]:
+    """student_files.json's "bonus" entries (none: no bonus part), checked like the files."""
+    entries = _read_config(config_path).get("bonus", [])
+    if not isinstance(entries, list):
+        raise CourseError(f'{config_path}: "bonus" must be a list of {{"part": "A", "name": ..., ...}}')
+    parts = []
+    for index, entry in enumerate(entries):
+        where = f"{config_path}: bonus[{index}]"
+        fields = ("part", "name", "section")
+        if not isinstance(entry, dict) or any(not isinstance(entry.get(k), str) for k in fields) \
+                or set(entry) != {*fields, "tests"}:
+            raise CourseError(f"{where}: expected exactly part, name, section (strings) and tests")
+        if not re.fullmatch(r"[A-Z]", entry["part"]):
+            raise CourseError(f"{where}: part {entry['part']!r} must be one capital letter (PART=A)")
+        tests = entry["tests"]
+        if not isinstance(tests, list) or not tests or not all(isinstance(t, str) for t in tests):
+            raise CourseError(f"{where}: 'tests' must list at least one pytest node id (tests/file.py[::test])")
+        parts.append(BonusPart(entry["part"], entry["name"], entry["section"], tuple(tests)))
+    return parts
 
 
 # -- finding functions and stubs ----------------------------------------------------------------------------
@@ -154,20 +192,34 @@ def _stub_text(node: ast.AST) -> str | None:
 
 # -- commands -----------------------------------------------------------------------------------------------
 
-def resolve_part(files: list[StudentFile], part: str | None) -> list[str]:
-    """Test paths for PART (a file stem or a part number); [] means every test."""
+def part_names(part: str, files: list[StudentFile], bonus: list[BonusPart] = ()) -> list[str]:
+    """The parts PART names ("3", "A"; ``bonus``: every bonus part), as `make test` and `make hint` read it:
+    a file stem, a part number, a bonus letter (any case)."""
+    named = [str(f.part) for f in files if part in (f.key, str(f.part))]
+    named += [b.part for b in bonus if part.upper() == b.part or (part == "bonus")]
+    if not named:
+        choices = [f"{f.key} ({f.part})" for f in files] + [f"{b.part} (bonus {b.part})" for b in bonus]
+        if bonus:
+            choices.append(f"bonus ({' and '.join(b.part for b in bonus)})")
+        raise CourseError(f"unknown PART={part!r}; choose one of: {', '.join(choices)}")
+    return list(dict.fromkeys(named))
+
+
+def resolve_part(files: list[StudentFile], part: str | None, bonus: list[BonusPart] = ()) -> list[str]:
+    """Test paths for PART (see ``part_names``); [] means every test."""
     if not part:
         return []
-    chosen = [f for f in files if part in (f.key, str(f.part))]
-    if not chosen:
-        choices = ", ".join(f"{f.key} ({f.part})" for f in files)
-        raise CourseError(f"unknown PART={part!r}; choose one of: {choices}")
-    return list(dict.fromkeys(t for f in chosen for t in f.tests))
+    chosen = part_names(part, files, bonus)
+    tests = [t for f in files if str(f.part) in chosen for t in f.tests]
+    tests += [t for b in bonus if b.part in chosen for t in b.tests]
+    return list(dict.fromkeys(tests))
 
 
-def parts_table(files: list[StudentFile]) -> str:
+def parts_table(files: list[StudentFile], bonus: list[BonusPart] = ()) -> str:
     rows = [f"  Part {f.part}  {f.name:<20}  handout §{f.section:<4}  edit {f.path:<26}  "
             f"make test PART={f.key}" for f in files]
+    rows += [f"  Bonus {b.part} {b.name:<20}  handout §{b.section:<4}  {'(in the files above)':<31}  "
+             f"make test PART={b.part}" for b in bonus]
     return "\n".join(rows)
 
 
@@ -220,8 +272,110 @@ def submit(root: str, files: list[StudentFile], output: str, force: bool) -> int
     return 0
 
 
-def run_tests(files: list[StudentFile], part: str | None, pytest_args: list[str]) -> None:
-    command = [sys.executable, "-m", "pytest", *resolve_part(files, part), *pytest_args]
+# -- hints (make hint) ----------------------------------------------------------------------------------------
+# The release's hints/ holds index.json (per part: its name and the titles of the levels released, and how many
+# the course withholds this term) and hints/<part>/level-<n>.md; OPENED records, in the student's folder, how
+# far each part was opened. Nothing here is graded, and make submit never ships OPENED.
+
+HINTS = "hints"
+HINT_INDEX = "index.json"
+OPENED = ".hints-opened.json"
+
+
+def part_label(part: str) -> str:
+    """"Part 3", "Bonus A"."""
+    return f"Part {part}" if part.isdigit() else f"Bonus {part}"
+
+
+def hint_path(part: str, level: int) -> str:
+    """Where level ``level`` of ``part``'s hints sits in the release (tools/release.py writes it there)."""
+    return f"{HINTS}/{part}/level-{level}.md"
+
+
+def load_hints(root: str) -> dict[str, dict]:
+    """hints/index.json: part -> {"name", "levels": [titles of the released levels], "withheld": count}."""
+    path = os.path.join(root, HINTS, HINT_INDEX)
+    if not os.path.isfile(path):
+        return {}
+    with open(path, encoding="utf-8") as f:
+        return json.load(f)["parts"]
+
+
+def load_opened(root: str) -> dict[str, int]:
+    path = os.path.join(root, OPENED)
+    if not os.path.isfile(path):
+        return {}
+    try:
+        with open(path, encoding="utf-8") as f:
+            opened = json.load(f)
+        return {str(part): int(level) for part, level in opened.items()}
+    except (OSError, ValueError, TypeError, AttributeError) as error:
+        raise CourseError(f"{OPENED} cannot be read ({error}); delete it to start the hints over") from None
+
+
+def save_opened(root: str, opened: dict[str, int]) -> None:
+    partial = os.path.join(root, OPENED + ".partial")
+    with open(partial, "w", encoding="utf-8") as f:
+        json.dump(opened, f, indent=1, sort_keys=True)
+    os.replace(partial, os.path.join(root, OPENED))
+
+
+def hints_list(hints: dict[str, dict], opened: dict[str, int]) -> str:
+    if not hints:
+        return "This release has no hints."
+    rows = []
+    for part, entry in hints.items():
+        count, seen = len(entry["levels"]), min(opened.get(part, 0), len(entry["levels"]))
+        more = f" (the course has not released {entry['withheld']} more yet)" if entry["withheld"] else ""
+        rows.append(f"  PART={part:<3} {entry['name']:<24} {count} level{'s' * (count != 1)}, "
+                    f"{seen or 'none'} opened{more}")
+    first = next(iter(hints))
+    return "\n".join(["Hints, one level at a time; each gives away more of the design than the one before, and none",
+                      "is needed for full marks. `make hint PART=" + first + "` opens the next level of that part.",
+                      *rows])
+
+
+def show_hint(root: str, part: str, level: int | None) -> str:
+    """Level ``level`` of ``part`` (default: the next one not opened yet), recorded as opened: its text, then
+    how many levels remain and how to open the next."""
+    hints = load_hints(root)
+    if part not in hints:
+        having = ", ".join(hints) or "none"
+        raise CourseError(f"{part_label(part)} has no hints (parts with hints: {having}); `make hint` lists them")
+    entry, opened, name = hints[part], load_opened(root), part_label(part)
+    released, seen = len(entry["levels"]), min(opened.get(part, 0), len(entry["levels"]))
+    make = f"make hint PART={part}"
+    withheld = f"The course has not released more hints for {name} (yet)." if entry["withheld"] else ""
+    again = f"To see an opened level again: `{make} LEVEL=n`."
+    if level is None and seen == released:
+        done = f"You have opened all {released} hint levels of {name}. {again}" if released else ""
+        return " ".join(filter(None, [done, withheld])) or f"{name} has no hints."
+    level = seen + 1 if level is None else level
+    if not 1 <= level <= released:
+        raise CourseError(f"{name} has hint levels 1 to {released}. {withheld}".strip() if released else withheld)
+    if level > seen + 1:
+        raise CourseError(f"open the hints of {name} in order: level {seen + 1} is next (`{make}`)")
+    with open(os.path.join(root, hint_path(part, level)), encoding="utf-8") as f:
+        text = f.read()
+    if text.startswith("<!--"):  # the release's generated-file header
+        text = text.split("-->\n", 1)[-1]
+    again_shown = level <= seen
+    if not again_shown:
+        seen = opened[part] = level
+        save_opened(root, opened)
+    left = released - seen
+    if left:
+        after = (f"{left} more level{'s' * (left != 1)} of {name}: `{make}` opens level {seen + 1} "
+                 f"({entry['levels'][seen]}).")
+    elif again_shown:
+        after = f"You have opened all {released} levels of {name}. {withheld}".strip()
+    else:
+        after = f"That was the last level of {name}. {withheld}".strip()
+    return f"{text.rstrip()}\n\n-- {name}, hint level {level} of {released} ({entry['levels'][level - 1]}). {after}\n   {again}"
+
+
+def run_tests(files: list[StudentFile], bonus: list[BonusPart], part: str | None, pytest_args: list[str]) -> None:
+    command = [sys.executable, "-m", "pytest", *resolve_part(files, part, bonus), *pytest_args]
     print("running:", " ".join(["python", *command[1:]]), flush=True)
     os.chdir(HERE)
     os.execv(sys.executable, command)
@@ -239,18 +393,30 @@ def main(argv: list[str] | None = None) -> int:
     commands.add_parser("files", help="the parts and the files you edit")
     for name in ("tests", "test"):
         commands.add_parser(name).add_argument("part", nargs="?", default="")
+    hint_parser = commands.add_parser("hint", help="open the next hint level of a part; without PART, the list")
+    hint_parser.add_argument("part", nargs="?", default="")
+    hint_parser.add_argument("--level", type=int, default=None, help="show this level (an opened one, or the next)")
     submit_parser = commands.add_parser("submit", help="build submission.zip")
     submit_parser.add_argument("--force", action="store_true", help="submit even with unfinished stubs")
     submit_parser.add_argument("--output", default=None)
     args = parser.parse_args(argv)
     try:
         files = load_student_files(os.path.join(args.root, CONFIG_NAME))
+        bonus = load_bonus_parts(os.path.join(args.root, CONFIG_NAME))
         if args.command == "files":
-            print(parts_table(files))
+            print(parts_table(files, bonus))
         elif args.command == "tests":
-            print(" ".join(resolve_part(files, args.part)) or "tests")
+            print(" ".join(resolve_part(files, args.part, bonus)) or "tests")
         elif args.command == "test":
-            run_tests(files, args.part, extra)
+            run_tests(files, bonus, args.part, extra)
+        elif args.command == "hint":
+            if not args.part:
+                print(hints_list(load_hints(args.root), load_opened(args.root)))
+            else:
+                parts = part_names(args.part, files, bonus)
+                if len(parts) != 1:
+                    raise CourseError(f"PART={args.part} names several parts ({', '.join(parts)}); choose one")
+                print(show_hint(args.root, parts[0], args.level))
         else:
             output = args.output or os.path.join(args.root, SUBMISSION_NAME)
             return submit(args.root, files, output, args.force)

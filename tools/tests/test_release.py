@@ -23,7 +23,7 @@ def generate(layout: Layout) -> dict[str, bytes]:
 
 def test_release_contents(mini):
     files = generate(mini)
-    assert sorted(files) == [".gitignore", "Makefile", "README.md", "course.py", "install.py", "minddp/__init__.py",
+    assert sorted(files) == [".gitignore", "AGENTS.md", "CLAUDE.md", "Makefile", "README.md", "course.py", "install.py", "minddp/__init__.py",
                              "minddp/helper.py", "minddp/part.py", "pytest.ini", "release.json",
                              "requirements.txt", "student_files.json", "tests/test_part.py"]  # no bench.py: staff only
     part = str(files["minddp/part.py"], "utf-8")

@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
+import subprocess
+import sys
 import zipfile
 
 import pytest
-from conftest import make, replace_stubs_with_solutions, run_assign
+from conftest import REPO, make, replace_stubs_with_solutions, run_assign
 
 from tools.validate import _judge_stub, provided_reason
 
@@ -107,3 +110,39 @@ def test_an_index_that_does_not_answer_is_asked_once_and_named(tmp_path):
             assert install.reachable(f"http://127.0.0.1:{server.server_address[1]}") is None
         finally:
             server.shutdown()
+
+
+def test_part_3_runs_its_own_tests_and_the_bonus_has_its_own_part_names(real_release):
+    """`make test PART=3` is Part 3's checks only (its README says they need no Part 4); the bonus checks, which
+    need Parts 3 and 4, are PART=A, PART=B or PART=bonus."""
+    def tests(part: str) -> str:
+        done = subprocess.run([sys.executable, "course.py", "tests", part], cwd=real_release, capture_output=True,
+                              text=True, timeout=60)
+        assert done.returncode == 0, done.stderr
+        return done.stdout.strip()
+    assert tests("3") == tests("reducer") == "tests/test_reducer.py"
+    assert tests("4") == "tests/test_ddp.py"
+    assert tests("A") == tests("a") == "tests/test_bonus.py::test_bonus_a"
+    assert tests("bonus") == "tests/test_bonus.py::test_bonus_a tests/test_bonus.py::test_bonus_b"
+    assert "make test PART=B" in make(real_release, "parts").stdout
+    wrong = make(real_release, "test", "PART=C")
+    assert "A (bonus A), B (bonus B), bonus (A and B)" in wrong.stderr
+
+
+def test_an_error_of_the_reducers_construction_says_the_driver_built_it(real_release):
+    """Part 3 before Part 4: the Reducer raises as the provided driver builds it; the message says so, and
+    nothing blames the (unwritten) DDP wrapper."""
+    replace_stubs_with_solutions(real_release)
+    shutil.copyfile(os.path.join(REPO, "assignment", "minddp", "ddp.py"), os.path.join(real_release, "minddp", "ddp.py"))
+    reducer = os.path.join(real_release, "minddp", "reducer.py")
+    with open(reducer, encoding="utf-8") as f:
+        text = f.read()
+    marker = '        Bonus B\'s rebuild, it replaces the buckets."""\n'
+    assert marker in text
+    with open(reducer, "w", encoding="utf-8") as f:
+        f.write(text.replace(marker, marker + '        raise ValueError("a mistake of my own")\n'))
+    result = make(real_release, "test", "PART=3", "PYTEST_ARGS=-x -k 3.1 -p no:cacheprovider")
+    assert result.returncode != 0 and "1 failed" in result.stdout, result.stdout[-3000:] + result.stderr[-2000:]
+    assert "a mistake of my own [raised in the construction of your Reducer by the provided driver" in result.stdout
+    assert "DDP's construction" not in result.stdout and "DistributedDataParallel" not in result.stdout
+    assert "test_bonus" not in result.stdout

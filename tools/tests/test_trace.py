@@ -96,3 +96,26 @@ def test_without_matplotlib_the_traces_are_written_and_the_picture_explained(tra
     printed = capsys.readouterr().out
     assert "no timeline.png: matplotlib is not installed" in printed and "requirements-trace.txt" in printed
     assert not os.path.exists(os.path.join(out, "timeline.png"))
+
+
+def test_a_bucket_is_found_by_its_address_after_its_first_launch(tracer):
+    """Finding a bucket on the backward thread must cost a lookup, not a comparison of gradients: the content
+    (``identify``) is asked once per buffer; a buffer carrying two buckets in one iteration is asked every time."""
+    import torch
+    recorder = tracer.Recorder(["p0", "p1"])
+    asked = []
+    buffers = [torch.zeros(4), torch.zeros(4)]
+    recorder.identify = lambda tensor: asked.append(tensor) or next(b for b, t in enumerate(buffers) if t is tensor)
+    for _ in range(3):
+        recorder.start_iteration()
+        assert [recorder.bucket_of(buffers[1]), recorder.bucket_of(buffers[0])] == [1, 0]
+    assert len(asked) == 2  # the first iteration only
+    view = buffers[1][:2]  # another address (storage, offset, length): not bucket 1
+    recorder.identify = lambda tensor: asked.append(tensor) or 0
+    assert recorder.bucket_of(view) == 0 and len(asked) == 3
+    scratch = torch.zeros(4)  # one tensor all-reduced for bucket 0, then for bucket 1
+    contents = iter([0, 1, 0, 1])
+    recorder.identify = lambda tensor: next(contents)
+    for _ in range(2):
+        recorder.start_iteration()
+        assert [recorder.bucket_of(scratch), recorder.bucket_of(scratch)] == [0, 1]
