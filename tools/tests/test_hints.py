@@ -75,7 +75,7 @@ def test_make_hint_refuses_to_skip_a_level_and_names_parts_without_hints(real_re
     skipped = make(real_release, "hint", "PART=4", "LEVEL=2")
     assert skipped.returncode != 0 and "level 1 is next (`make hint PART=4`)" in skipped.stderr
     none = make(real_release, "hint", "PART=1")
-    assert none.returncode != 0 and "Part 1 has no hints (parts with hints: 3, 4, A, B" in none.stderr
+    assert none.returncode != 0 and "Part 1 has no hints (parts with hints: 2, 3, 4, 5, A, B" in none.stderr
     assert not os.path.exists(os.path.join(real_release, OPENED))
 
 
