@@ -210,7 +210,7 @@ def ddp_step(shapes: Sequence[ParamEntry], backward_time: float, world_size: int
     if len(costs) != len(tensors):
         raise ValueError(f"{len(costs)} compute costs for {len(tensors)} tensors")
     # BEGIN SOLUTION
-    buckets = compute_bucket_assignment(tensors, bucket_size_limits)  # always DDP's reverse-order guess
+    buckets = compute_bucket_assignment(tensors, bucket_size_limits)
     ready = backward_ready_times(costs, backward_time, order)
     nbytes = [t.numel() * t.element_size() for t in tensors]
     comm = [ring_allreduce_time(sum(nbytes[i] for i in b), world_size, alpha, beta) for b in buckets]
