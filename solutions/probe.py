@@ -54,6 +54,7 @@ import torch
 import torch.distributed as dist
 
 from checks.compare import collective_text
+from checks.part4 import construction_collectives
 from checks.scenarios import SCALAR_TYPE, _build_model, bucket_limits, digest, own_group, wrap
 from minddp import models
 
@@ -207,10 +208,10 @@ def run(impl: str, model: str, ops: list[dict], ddp_kwargs: dict, groups: list |
     """A worker's part of a probe (``checks.pool`` runs it on every rank): the record of every operation."""
     session = Session(impl, model, groups)
     try:
-        session.construct(ddp_kwargs)
-        for op in ops:
-            if not session.do(Op(op["kind"], op["arg"], tuple(op["inside"]), op["text"])):
-                break
+        if session.construct(ddp_kwargs):
+            for op in ops:
+                if not session.do(Op(op["kind"], op["arg"], tuple(op["inside"]), op["text"])):
+                    break
     finally:
         session.blocks.close()
     return {"model": session.describe(), "ops": session.records}
@@ -222,7 +223,12 @@ class Session:
     def __init__(self, impl: str, model: str, groups: list | None):
         self.impl, self.model, self.rank = impl, model, dist.get_rank()
         self.group = own_group(groups)
-        self.group_ranks = next((g for g in groups or [] if self.rank in g), list(range(dist.get_world_size())))
+        world = list(range(dist.get_world_size()))
+        # The groups this rank's collectives can go to, by their flight-recorder names: the world, its own.
+        self.watched = {dist.distributed_c10d._get_process_group_name(dist.group.WORLD): (dist.group.WORLD, world)}
+        if self.group is not None:
+            self.watched[dist.distributed_c10d._get_process_group_name(self.group)] = \
+                (self.group, next(g for g in groups if self.rank in g))
         self.module = _build_model(model, self.rank, SEED + self.rank, buffers_per_rank=True)
         self.trainable = [(n, p) for n, p in self.module.named_parameters() if p.requires_grad]
         self.fresh: dict[str, torch.Tensor] = {}  # this backward's gradients, as autograd computed them
@@ -248,32 +254,25 @@ class Session:
         return {"params": params, "buffers": [[n, list(b.shape), collective_dtype(b.dtype)]
                                               for n, b in self.module.named_buffers()]}
 
-    # -- marks on the flight recorder, per process group ---------------------------------------------------
-
-    def groups(self) -> dict[str, list[int]]:
-        """The process groups this rank's collectives can go to: their flight-recorder names and ranks."""
-        found = {dist.distributed_c10d._get_process_group_name(dist.group.WORLD): list(range(dist.get_world_size()))}
-        if self.group is not None:
-            found[dist.distributed_c10d._get_process_group_name(self.group)] = self.group_ranks
-        return found
+    # -- the flight recorder, per process group --------------------------------------------------------------
 
     def marks(self) -> dict[str, int]:
-        by_name = {dist.distributed_c10d._get_process_group_name(g): g for g in (dist.group.WORLD, self.group) if g}
-        return {name: group._get_sequence_number_for_group() for name, group in by_name.items()}
+        """How many collectives each watched group has launched so far."""
+        return {name: group._get_sequence_number_for_group() for name, (group, _) in self.watched.items()}
 
     def launched_since(self, marks: dict[str, int]) -> list[dict]:
-        """The collectives launched on this rank's groups after ``marks``, oldest first (as
-        ``checks.scenarios.collectives_since``, which watches the default group only, plus each one's group)."""
+        """The collectives launched on the watched groups after ``marks``, oldest first, with their group's ranks
+        (``checks.scenarios.collectives_since`` watches the default group only; a DDP may run on another)."""
         trace = pickle.loads(torch._C._distributed_c10d._dump_fr_trace(includeStackTraces=False))
-        names = self.groups()
         return [{"op": e["profiling_name"].split(":")[-1], "sizes": e["input_sizes"], "dtypes": e["input_dtypes"],
-                 "group": names[e["process_group"][0]]}
+                 "group": self.watched[e["process_group"][0]][1]}
                 for e in trace["entries"] if not e.get("is_p2p") and e["process_group"][0] in marks
                 and e["collective_seq_id"] > marks[e["process_group"][0]]]
 
     # -- the operations --------------------------------------------------------------------------------------
 
-    def construct(self, ddp_kwargs: dict) -> None:
+    def construct(self, ddp_kwargs: dict) -> bool:
+        """Wrap the model and record it; False if that raised (this rank stops there)."""
         before = self.state()
         marks = self.marks()
         kwargs = {k: v for k, v in ddp_kwargs.items() if k != "process_group"}
@@ -284,6 +283,7 @@ class Session:
             record["error"] = error_record(error)
         record.update(collectives=self.launched_since(marks), after=self.state(), buckets=self.buckets())
         self.records.append(record)
+        return "error" not in record
 
     def do(self, op: Op) -> bool:
         """Run ``op`` and record it; False once it raised (this rank stops there)."""
@@ -493,8 +493,8 @@ class Report:
             if frozen:
                 lines.append("Frozen (requires_grad=False): " + ", ".join(f"{n} {s} {d}" for n, s, d, _ in frozen))
             buffers = self.described["buffers"]
-            lines += textwrap.wrap("Buffers: " + (", ".join(f"{n} {s} {d}" for n, s, d in buffers) if buffers else "none"),
-                                   WIDTH, subsequent_indent="  ")
+            lines.append("Buffers:" if buffers else "Buffers: none")
+            lines += _table([[n, str(s), d, str(math.prod(s))] for n, s, d in buffers])
         return lines
 
     def footer(self, failed: dict[str, str], differing: list[str]) -> list[str]:
@@ -520,10 +520,12 @@ class Report:
         if not records:
             return {"values": ["(not run: stopped at an error before)"]}
         kind = next(iter(records.values()))["op"]
-        sections = {"collectives": self.collectives(records), "values": self.values(kind, records),
-                    "buckets": self.bucket_lines(run, index), "error": self.errors(records, len(run))}
+        sections = {"values": self.values(kind, records), "buckets": self.bucket_lines(run, index),
+                    "error": self.errors(records, len(run))}
         if kind == "construct" and impl == "torch":
-            sections["check"] = self.shape_check(sections["collectives"])
+            checked, records = shape_check(records)
+            sections["check"] = [f"{line}   (shape check)" for line in self.collectives(checked)]
+        sections["collectives"] = self.collectives(records)
         if kind in ("enter", "exit") and sections["collectives"] == ["(no collective)"] and not sections["error"]:
             return None
         return sections
@@ -536,32 +538,24 @@ class Report:
             return next(iter(per_rank.values()))
         return [f"rank {rank}: {line}" for rank, lines in per_rank.items() for line in lines]
 
-    def shape_check(self, collectives: list[str]) -> list[str]:
-        """Torch's construction starts with a check that every rank's parameters have the same shapes (an
-        all_gather and a broadcast of int64 metadata): set apart, so that a side-by-side shows what is compared."""
-        if collectives[:1] and collectives[0].startswith("all_gather") and len(collectives) >= 2:
-            checked, collectives[:2] = collectives[:2], []
-            return [f"{line}   (shape check)" for line in checked]
-        return []
-
     def values(self, kind: str, records: dict[int, dict]) -> list[str]:
         """What the ranks hold after the operation, compared across the ranks of each process group."""
         if len(records) < self.ranks:
             return []
         rec = [records[r] for r in range(self.ranks)]
-        has_buffers = bool(self.described and self.described["buffers"])
+        before, after = ({what: [r[when][what] for r in rec] for what in ("params", "buffers")}
+                         for when in ("before", "after"))
+        buffers = bool(self.described and self.described["buffers"])
         if kind == "construct":
-            return [f"-> parameters: {self.agreement([r['after']['params'] for r in rec], [r['before']['params'] for r in rec])}"] + \
-                ([f"-> buffers: {self.agreement([r['after']['buffers'] for r in rec], [r['before']['buffers'] for r in rec])}"]
-                 if has_buffers else [])
-        if kind == "F" and has_buffers and all(r["seen_buffers"] for r in rec):
-            seen = self.agreement([r["seen_buffers"] for r in rec], [r["before"]["buffers"] for r in rec])
-            after = self.agreement([r["after"]["buffers"] for r in rec])
-            return [f"-> buffers the module ran with: {seen}", f"-> buffers after the forward: {after}"]
+            return [f"-> parameters: {self.agreement(after['params'], before['params'])}"] + \
+                ([f"-> buffers: {self.agreement(after['buffers'], before['buffers'])}"] if buffers else [])
+        if kind == "F" and buffers and all(r["seen_buffers"] for r in rec):
+            return [f"-> buffers the module ran with: {self.agreement([r['seen_buffers'] for r in rec], before['buffers'])}",
+                    f"-> buffers after the forward: {self.agreement(after['buffers'])}"]
         if kind == "B" and all("grads" in r for r in rec):
             return self.gradient_lines([r["grads"] for r in rec])
         if kind == "step":
-            return [f"-> parameters: {self.agreement([r['after']['params'] for r in rec])}"]
+            return [f"-> parameters: {self.agreement(after['params'])}"]
         return []
 
     def agreement(self, now: list[str], before: list[str] | None = None) -> str:
@@ -569,7 +563,9 @@ class Report:
         words = []
         for group in self.groups:
             same = len({now[r] for r in group}) == 1
-            if before is not None and len({before[r] for r in group}) == 1 and same:
+            if len(group) == 1:
+                word = "one rank, nothing to compare"
+            elif before is not None and len({before[r] for r in group}) == 1 and same:
                 word = "equal on every rank, as before"
             elif same:
                 word = f"rank {group[0]}'s on every rank" if before is not None and now[group[0]] == before[group[0]] \
@@ -588,7 +584,7 @@ class Report:
         for index, name in enumerate(grads[0]):
             kinds_by_group = [_gradient_kind([grads[r][name] for r in group]) for group in self.groups]
             words = kinds_by_group[0] if len(self.groups) == 1 else \
-                "; ".join(f"ranks {group}: {kind}" for group, kind in zip(self.groups, kinds_by_group))
+                "; ".join(f"ranks {group}: {kind}" for group, kind in zip(self.groups, kinds_by_group, strict=True))
             kinds.setdefault(words, []).append(index)
         if len(kinds) == 1:
             return [f"-> .grad: {next(iter(kinds))} (all {len(grads[0])} parameters)"]
@@ -600,7 +596,7 @@ class Report:
         if now[0] is None:
             return []
         before = [r["ops"][index - 1]["buckets"] for r in run] if index else [None] * len(now)
-        if all(n == b for n, b in zip(now, before)):
+        if now == before:
             return []
         what = "-> torch's buckets" + (" (changed)" if index else "")
         if all(n == now[0] for n in now):
@@ -641,6 +637,18 @@ class Report:
         return rows, differs
 
 
+def shape_check(records: dict[int, dict]) -> tuple[dict[int, dict], dict[int, dict]]:
+    """The construction's records split in two: torch's check that every rank's parameters have the same shapes
+    (its first collectives, which the checks leave out: ``checks.part4.construction_collectives``), and the rest."""
+    checked, rest = {}, {}
+    for rank, record in records.items():
+        kept = len(construction_collectives({"construct": record["collectives"]}, torch_ddp=True))
+        cut = len(record["collectives"]) - kept
+        checked[rank] = {**record, "collectives": record["collectives"][:cut]}
+        rest[rank] = {**record, "collectives": record["collectives"][cut:]}
+    return checked, rest
+
+
 def _gradient_kind(per_rank: list[dict]) -> str:
     """What a parameter's .grad is on the ranks of one group, from each rank's digests and double sums."""
     if all(g["none"] for g in per_rank):
@@ -649,7 +657,7 @@ def _gradient_kind(per_rank: list[dict]) -> str:
         return "unchanged"
     if len(per_rank) == 1:
         return "its own (a group of one rank)" if per_rank[0]["own"] else "not its own gradient"
-    if all(g["own"] for g in per_rank) and (len(per_rank) == 1 or len({g["digest"] for g in per_rank}) > 1):
+    if all(g["own"] for g in per_rank) and len({g["digest"] for g in per_rank}) > 1:
         return "each rank's own, not averaged"
     if len({g["digest"] for g in per_rank}) == 1:
         total, scale = sum(g["local_sum"] for g in per_rank), sum(g["scale"] for g in per_rank) + 1e-30
@@ -662,29 +670,20 @@ def _gradient_kind(per_rank: list[dict]) -> str:
 
 
 def _indices(indices: list[int]) -> str:
-    """p-indices, runs of 3 or more consecutive ones shortened: p9 p8 p6 p7, p0..p11."""
-    parts, i = [], 0
-    while i < len(indices):
-        j = i
-        step = indices[i + 1] - indices[i] if i + 1 < len(indices) else 0
-        while step in (1, -1) and j + 1 < len(indices) and indices[j + 1] - indices[j] == step:
-            j += 1
-        if j - i >= 2:
-            parts.append(f"p{indices[i]}..p{indices[j]}")
-            i = j + 1
+    """p-indices, a run of 3 or more consecutive ones shortened: p9 p8 p6 p7, p0..p11, p47..p0."""
+    runs: list[list[int]] = []
+    for i in indices:
+        run = runs[-1] if runs else []
+        if len(run) == 1 and abs(i - run[0]) == 1 or len(run) > 1 and i - run[-1] == run[1] - run[0]:
+            run.append(i)
         else:
-            parts.append(f"p{indices[i]}")
-            i += 1
-    return " ".join(parts)
-
-
-def _fit(text: str, width: int) -> str:
-    return text if len(text) <= width else text[:width - 3] + "..."
+            runs.append([i])
+    return " ".join(f"p{r[0]}..p{r[-1]}" if len(r) >= 3 else " ".join(f"p{i}" for i in r) for r in runs)
 
 
 def _table(rows: list[list[str]], indent: str = "  ") -> list[str]:
     widths = [max(len(row[c]) for row in rows) for c in range(len(rows[0]))] if rows else []
-    return [indent + "  ".join(cell.ljust(w) for cell, w in zip(row, widths)).rstrip() for row in rows]
+    return [indent + "  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip() for row in rows]
 
 
 # -- bucket mode ------------------------------------------------------------------------------------------------
@@ -791,7 +790,7 @@ def probe_buckets(tensors: str, limits: str = "", order: str = "") -> str:
     lines += ["Order: " + " ".join(f"t{i}" for i in order), "Buckets, in the order torch returns them:"]
     lines += _table([[f"bucket {k}", " ".join(f"t{i}" for i in bucket), human_bytes(sum(specs[i].bytes for i in bucket)),
                       collective_dtype(specs[bucket[0]].dtype), specs[bucket[0]].device, f"limit {human_bytes(limit)}"]
-                     for k, (bucket, limit) in enumerate(zip(buckets, used))])
+                     for k, (bucket, limit) in enumerate(zip(buckets, used, strict=True))])
     return "\n".join(lines)
 
 

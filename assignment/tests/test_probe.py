@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import re
 
+import probe
 import pytest
 
-import probe
 from checks.scenarios import bucket_cases
 
 MiB = 2**20
@@ -163,6 +163,9 @@ def test_kwargs_are_python_values():
 BUCKET_CASES = [  # (TENSORS, LIMITS, ORDER) and the same case as the checks' bucket_cases write it
     ("10MiB 2MiB 8MiB 20MiB 4MiB", "12MiB", "",  # the lecture's exercise
      {"sizes": [10 * MiB // 4, 2 * MiB // 4, 2 * MiB, 5 * MiB, MiB], "dtypes": ["float32"] * 5, "limits": [12 * MiB]}),
+    ("10MiB 2MiB 8MiB:float16 20MiB 4MiB:bfloat16", "6MiB", "",
+     {"sizes": [10 * MiB // 4, 2 * MiB // 4, 4 * MiB, 5 * MiB, 2 * MiB],
+      "dtypes": ["float32", "float32", "float16", "float32", "bfloat16"], "limits": [6 * MiB]}),
     ("1000 3000:float16 2000 500:float64 40KB@cpu", "4KiB 8KiB", "",
      {"sizes": [1000, 3000, 2000, 500, 10_000], "dtypes": ["float32", "float16", "float32", "float64", "float32"],
       "devices": ["meta"] * 4 + ["cpu"], "limits": [4096, 8192]}),
