@@ -4,12 +4,13 @@ are checked against what the checks' own scenario (checks.scenarios.train) recor
 
 from __future__ import annotations
 
+import math
 import re
 
 import probe
 import pytest
 
-from checks.scenarios import bucket_cases
+from checks.scenarios import bucket_cases, bucket_limits
 
 MiB = 2**20
 
@@ -63,6 +64,9 @@ def test_no_sync_is_read_in_forward_and_skips_the_next_buffer_broadcast(accumula
         assert b1["collectives"] == [], "the backward of a forward under no_sync() launches no all-reduce"
         assert f2["collectives"] == [], "the forward after a forward under no_sync() skips its buffer broadcast"
         assert [c["op"] for c in b2["collectives"]] == ["all_reduce"], "torch's first iteration: one bucket"
+        assert f2["buckets"] == b2["buckets"] == f1["buckets"], "an iteration under no_sync() records no order"
+        assert f3["buckets"] != f2["buckets"] and len(f3["collectives"]) > len(f1["collectives"]), \
+            "the rebuild comes in the first forward with gradients after the first synchronised backward"
     lines = report.text().splitlines()
     assert any("-> .grad: each rank's own, not averaged (all 10 parameters)" in line for line in lines)
     assert any("-> .grad: averaged over the ranks (all 10 parameters)" in line for line in lines)
@@ -78,7 +82,9 @@ def test_torch_rebuilds_its_buckets_in_the_next_forward_with_gradients(pool2):
     assert f2["buckets"] != b1["buckets"] and f4["buckets"] == f3["buckets"] == f2["buckets"]
     assert len(b1["collectives"]) == 1 and len(b3["collectives"]) == len(f2["buckets"]) == 2
     rebuild = described(f2["collectives"])[:-len(f1["collectives"])]
-    assert rebuild and all(op == "broadcast" for op, _, _ in rebuild)
+    params = len([p for p in report.described["params"] if p[3]])
+    assert rebuild == [("broadcast", ((params + 1,),), ("Int",)), ("broadcast", ((len(f2["buckets"]),),), ("Int",))], \
+        "rank 0's order (and the number of buckets), then the bucket boundaries"
     assert described(f2["collectives"])[len(rebuild):] == described(f1["collectives"])
     assert described(f4["collectives"]) == described(f1["collectives"])
     assert "-> torch's buckets (changed): {p9 p8 p6 p7 p4} {p5 p2 p3 p0 p1}" in report.text()
@@ -96,13 +102,21 @@ def test_an_unused_parameter_without_the_flag_fails_the_next_forward(pool2):
     assert "(not run: stopped at an error before)" in text
 
 
-def test_find_unused_parameters_adds_one_usage_all_reduce(pool2):
-    report = probe.probe_ddp("F-b B F B", model="branchy", kwargs_text="find_unused_parameters=True", pool=pool2)
-    params = len([p for p in report.described["params"] if p[3]])
+def test_find_unused_parameters_adds_one_usage_all_reduce_and_never_rebuilds(pool2):
+    report = probe.probe_ddp("F-b B F B F B", model="branchy", kwargs_text="find_unused_parameters=True bucket_cap_mb=0.001",
+                             pool=pool2)
+    sizes = [math.prod(shape) for _, shape, _, trainable in report.described["params"] if trainable]
+    registration = bucket_cases([{"sizes": sizes, "dtypes": ["float32"] * len(sizes), "order": list(range(len(sizes))),
+                                  "limits": bucket_limits(0.001)}], reference=True)[0]["value"]
     for rank in range(2):
-        construct, f1, b1, f2, b2 = ops_of(report, rank=rank)
-        for backward in (b1, b2):
-            assert described(backward["collectives"])[-1] == ("all_reduce", ((params,),), ("Int",))
+        construct, *ops = ops_of(report, rank=rank)
+        assert all(r["buckets"] == construct["buckets"] == registration[::-1] for r in ops), \
+            "the registration-order buckets, the list reversed, from the start and for good"
+        for backward in ops[1::2]:
+            assert described(backward["collectives"])[:-1] == [
+                ("all_reduce", ((sum(sizes[i] for i in bucket),),), ("Float",)) for bucket in construct["buckets"]], \
+                "every bucket is reduced, also the one no rank used (p2 p3 in the first backward)"
+            assert described(backward["collectives"])[-1] == ("all_reduce", ((len(sizes),),), ("Int",))
     assert "-> .grad: None (no gradient): p2 p3" in report.text()
 
 

@@ -38,12 +38,12 @@ def test_on_the_stubs_torch_runs_and_yours_says_it_is_not_written(stubs):
     assert "* yours: !! every rank raised NotImplementedError: Part 4:" in result.stdout, result.stdout
     assert "DistributedDataParallel.__init__ — see handout §4" in result.stdout, result.stdout
     assert "  1  F " in result.stdout and "* yours: (not run: stopped at an error before)" in result.stdout
-
-
-def test_bad_input_stops_make_with_the_probes_words(stubs):
-    result = make(stubs, "probe", "OPS=F nosync(B")
+    result = make(stubs, "probe", "OPS=F nosync(B")  # bad input: make fails with the probe's words
     assert result.returncode != 0
     assert "probe: OPS: this nosync( is never closed: add ')' (at 'nosync(', column 3)" in result.stderr
+
+
+def test_make_probe_buckets_prints_torchs_buckets(stubs):
     result = make(stubs, "probe-buckets", "TENSORS=10MiB 2MiB 8MiB 20MiB 4MiB", "LIMITS=12MiB")
     assert result.returncode == 0, result.stdout + result.stderr
     assert re.search(r"bucket 0\s+t4 t3\s+24 MiB.*\n\s+bucket 1\s+t2 t1 t0\s+20 MiB", result.stdout), result.stdout
