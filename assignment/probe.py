@@ -71,6 +71,7 @@ DDP_KWARGS = ("bucket_cap_mb", "bucket_cap_mb_list", "broadcast_buffers", "find_
               "rebuild_buckets", "process_group")
 IMPLS = {"torch": "torch DDP", "minddp": "minddp (yours)"}
 WIDTH = 100
+MAX_ROWS = 24  # of the parameter table; a longer one is cut in the middle
 MiB = 2**20
 
 
@@ -490,7 +491,8 @@ class Report:
         if self.described:
             trainable = [p for p in self.described["params"] if p[3]]
             lines.append(f"Trainable parameters (p0..p{len(trainable) - 1}, registration order):")
-            lines += _table([[f"p{i}", n, str(s), d, str(math.prod(s))] for i, (n, s, d, _) in enumerate(trainable)])
+            rows = _table([[f"p{i}", n, str(s), d, str(math.prod(s))] for i, (n, s, d, _) in enumerate(trainable)])
+            lines += rows if len(rows) <= MAX_ROWS else rows[:MAX_ROWS - 4] + [f"  ... ({len(rows) - MAX_ROWS + 1} more)"] + rows[-3:]
             frozen = [p for p in self.described["params"] if not p[3]]
             if frozen:
                 lines.append("Frozen (requires_grad=False): " + ", ".join(f"{n} {s} {d}" for n, s, d, _ in frozen))
@@ -660,7 +662,7 @@ def _gradient_kind(per_rank: list[dict]) -> str:
     if len(per_rank) == 1:
         return "its own (a group of one rank)" if per_rank[0]["own"] else "not its own gradient"
     if all(g["own"] for g in per_rank) and len({g["digest"] for g in per_rank}) > 1:
-        return "each rank's own, not averaged"
+        return "each rank's own: accumulated locally, not averaged"
     if len({g["digest"] for g in per_rank}) == 1:
         total, scale = sum(g["local_sum"] for g in per_rank), sum(g["scale"] for g in per_rank) + 1e-30
         if abs(per_rank[0]["sum"] - total / len(per_rank)) <= 1e-5 * scale:
@@ -786,7 +788,7 @@ def probe_buckets(tensors: str, limits: str = "", order: str = "") -> str:
     buckets, used = torch_bucket_assignment(specs, limits, order)
     lines = [f"torch.distributed._compute_bucket_assignment_by_size: {len(specs)} tensors in {how}, limits "
              f"[{', '.join(human_bytes(b) for b in limits)}]" + ("" if limits_text.strip() else " (DDP's defaults)"),
-             "Tensors (registration order):"]
+             "Tensors (registration order): elements, bytes, device"]
     lines += _table([[f"t{i}", f"{s.elements} {collective_dtype(s.dtype)}", human_bytes(s.bytes), s.device]
                      for i, s in enumerate(specs)])
     lines += ["Order: " + " ".join(f"t{i}" for i in order), "Buckets, in the order torch returns them:"]

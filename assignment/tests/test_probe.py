@@ -70,7 +70,7 @@ def test_no_sync_is_read_in_forward_and_skips_the_next_buffer_broadcast(accumula
         assert f3["buckets"] != f2["buckets"] and len(f3["collectives"]) > len(f1["collectives"]), \
             "the rebuild comes in the first forward with gradients after the first synchronised backward"
     lines = report.text().splitlines()
-    assert any("-> .grad: each rank's own, not averaged (all 10 parameters)" in line for line in lines)
+    assert any("-> .grad: each rank's own: accumulated locally, not averaged (all 10 parameters)" in line for line in lines)
     assert any("-> .grad: averaged over the ranks (all 10 parameters)" in line for line in lines)
     assert any("-> buffers the module ran with: each rank's own" in line for line in lines)
     assert any("-> buffers the module ran with: rank 0's on every rank" in line for line in lines)
