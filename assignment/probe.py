@@ -11,7 +11,7 @@ wraps it in torch's ``DistributedDataParallel`` (``--impl minddp``: yours; ``bot
 runs the operations you write, one by one:
 
     F        a forward with gradients (each rank its own batch: models.batch), keeping its loss (models.loss_fn)
-    F-b      (models branchy, edges) a forward that does not use branch b;  F-b@1  not on rank 1 (@0,2: ranks 0, 2)
+    F-b      (models branchy, edges) a forward that leaves branch b out;  F-b@1: on rank 1 only (@0,2: ranks 0, 2)
     B        backward of the last forward's loss
     nosync( ... )   the operations inside run in ``with ddp.no_sync():``     (blocks nest)
     nograd( ... )   the operations inside run in ``with torch.no_grad():``
@@ -63,7 +63,7 @@ from minddp import models
 ROOT = os.path.dirname(os.path.abspath(__file__))
 WORLD_SIZES = range(1, 5)
 COLLECTIVE_TIMEOUT_S = 10.0  # a collective no other rank joins fails after this (a hang, shown as an error)
-DEADLINE_S = 180.0  # a whole run; then every worker is killed
+DEADLINE_S = 120.0  # a whole run (a few seconds when nothing hangs); then every worker is killed
 MAX_OPS = 200
 SEED = 1000  # rank r's model is drawn from seed SEED + r (as the checks' seed_per_rank)
 LR = 0.05
@@ -469,7 +469,7 @@ class Report:
                 continue
             rows_of_op, differs = self.merge(cells)
             if differs:
-                differing.append(f"{number} ({label})")
+                differing.append(f"#{number} {label}")
             rows += [f"{number if i == 0 else '':>3}  {label if i == 0 else '':<16}{row}".rstrip()
                      for i, row in enumerate(rows_of_op)]
         return "\n".join(lines + [""] + rows + self.footer(failed, differing))

@@ -25,7 +25,7 @@ def test_the_reference_does_what_torch_does_but_what_the_checks_leave_out(tmp_pa
     replace_stubs_with_solutions(release)
     result = make(release, "probe", f"OPS={OPS}", "IMPL=both", "KWARGS=rebuild_buckets=True bucket_cap_mb=0.001")
     assert result.returncode == 0, result.stdout + result.stderr
-    assert "minddp (yours) differs from torch DDP in: 2 (B), 4 (F)." in result.stdout, result.stdout
+    assert "minddp (yours) differs from torch DDP in: #2 B, #4 F." in result.stdout, result.stdout
     rows = result.stdout.split("\n  2  B", 1)[1].split("\n  3  ", 1)[0]
     assert re.search(r"all_reduce 1610 Float\n\s+\* yours: all_reduce \d+ Float", rows), rows
     assert result.stdout.count("-> .grad: averaged over the ranks (all 10 parameters)") == 4
