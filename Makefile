@@ -77,6 +77,14 @@ bench: $(STAMP) ## step time of minddp vs torch DDP (median ratio per model)
 measure: $(STAMP) ## time gloo's all-reduce on 2 local ranks (solutions/measure.py): the dict of answers.py's Q8
 	cd solutions && ../$(PY) measure.py
 
+.PHONY: probe probe-buckets
+probe: $(STAMP) ## torch's DDP (IMPL=minddp|both: the reference) on 2 ranks for OPS="F B ...": each operation's collectives (MODEL= KWARGS= RANKS=)
+	cd solutions && ../$(PY) probe.py ddp $(if $(MODEL),--model $(MODEL)) $(if $(IMPL),--impl $(IMPL)) \
+	    $(if $(KWARGS),--kwargs "$(KWARGS)") $(if $(RANKS),--ranks $(RANKS)) -- "$(OPS)"
+
+probe-buckets: $(STAMP) ## torch's bucket assignment of TENSORS="10MiB 2MiB 8MiB:float16" (LIMITS=, ORDER=)
+	cd solutions && ../$(PY) probe.py buckets $(if $(LIMITS),--limits "$(LIMITS)") $(if $(ORDER),--order "$(ORDER)") -- "$(TENSORS)"
+
 .PHONY: trace
 trace: $(STAMP) ## record the reference and torch DDP on 2 ranks: Perfetto traces + timeline.png (MODEL=, OUT=dist/trace)
 	cd solutions && ../$(PY) tracer.py --out "$(abspath $(or $(OUT),dist/trace))" $(if $(MODEL),--model $(MODEL))

@@ -31,10 +31,10 @@ from tools.student.course import (
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 # What of solutions/ students get (folders are copied whole); bench.py and the like stay with the staff.
-RELEASED = ("minddp", "checks", "tests", "pytest.ini", "demo.py", "tracer.py", "measure.py", "answers.py")
+RELEASED = ("minddp", "checks", "tests", "pytest.ini", "demo.py", "tracer.py", "measure.py", "probe.py", "answers.py")
 # Released when present (answers.py: the written questions, Part 6; tracer.py: `make trace`; measure.py:
-# `make measure`, the data of Part 6's Q8).
-OPTIONAL = {"demo.py", "tracer.py", "measure.py", "answers.py", "checks"}
+# `make measure`, the data of Part 6's Q8; probe.py: `make probe`, `make probe-buckets`).
+OPTIONAL = {"demo.py", "tracer.py", "measure.py", "probe.py", "answers.py", "checks"}
 TEMPLATES = {"README.md": "README.md", "Makefile": "Makefile", "course.py": "course.py", "install.py": "install.py", ".gitignore": "gitignore",
              "AGENTS.md": "AGENTS.md", "CLAUDE.md": "AGENTS.md"}  # the policy for AI assistants, where they look
 # Build products that may sit in assignment/ (students' or staff's runs) without being part of the release.

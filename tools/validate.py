@@ -36,6 +36,7 @@ TEST_BUDGET_S = 60.0  # each public test, on 2 cores
 PROVIDED_CODE_TESTS = {
     "tests/test_provided.py": "the provided code: the worker pool, the shape tables, bucket_size_limits, the "
                               "timeline's constants, argument checks and ascii_timeline",
+    "tests/test_probe.py": "the probe (probe.py: `make probe`, `make probe-buckets`) on torch's DDP and bucketing",
 }
 
 
