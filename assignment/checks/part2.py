@@ -62,13 +62,16 @@ def _dtypes_mixed(c: dict) -> dict:
     return {**c, "sizes": sizes, "dtypes": ["uint8"] * len(sizes)}
 
 
+PROBE = "ask torch with `make probe-buckets` (handout §2.4)"
 MISTAKES = {
-    "parameters are visited in registration (forward) order instead of reverse order": _forward_order,
-    "buckets are sealed at > instead of >= the limit": _seal_above,
-    "the first bucket's limit is ignored (every bucket used the last limit)": _first_limit_ignored,
-    "dtypes are mixed in one bucket (each dtype must fill its own buckets)": _dtypes_mixed,
+    "parameters are visited in registration (forward) order instead of reverse order: see reason (a) of handout "
+    "§2.2": _forward_order,
+    f"buckets are sealed only when their bytes go above the limit: on a bucket that lands exactly on its limit, "
+    f"{PROBE} what torch does": _seal_above,
+    f"every bucket gets the last limit: {PROBE} how it applies a list of limits": _first_limit_ignored,
+    "dtypes are mixed in one bucket: see reason (b) of handout §2.2": _dtypes_mixed,
 }
-OLDEST_FIRST = "unfinished buckets are closed oldest group first instead of the most recently first-seen group first"
+OLDEST_FIRST = "unfinished buckets are closed oldest group first instead of the most recently first-seen group first (R6)"
 
 
 def bucket_run(cases: list[dict], label: str) -> Run:
@@ -121,9 +124,9 @@ def numbered_by_group(c: dict, buckets: list[list[int]], groups_by: str) -> list
 
 
 BY_GROUP = {"seen": "sealed buckets are numbered group by group (all of the first-seen dtype's, then the next "
-                    "dtype's) instead of in the order they are sealed, across groups",
+                    f"dtype's): {PROBE} how it numbers buckets that different dtypes seal in turn",
             "sealed": "sealed buckets are numbered group by group (all of the dtype that sealed a bucket first, "
-                      "then the next dtype's) instead of in the order they are sealed, across groups"}
+                      f"then the next dtype's): {PROBE} how it numbers buckets that different dtypes seal in turn"}
 
 
 def reverse_order_run(counts: list[int], label: str) -> Run:
@@ -167,7 +170,8 @@ BASIC = [case([n * MIB_F32 for n in (10, 2, 8, 20, 4)], [12 * 2**20]),  # the le
          case([3, 1, 4, 1, 5], [12]), case([100], [4])]
 REVERSE_ORDERS = [0, 1, 2, 5]
 SEALING = [case([2, 2, 2], [8]), case([1, 1, 1, 1], [4])]  # each tensor reaches the limit exactly / in pairs
-FIRST_LIMIT = [case([1] * 10, [4, 16]), case([2, 2, 2, 2], [8, 100])]
+FIRST_LIMIT = [case([1] * 10, [4, 16]), case([2, 2, 2, 2], [8, 100]),
+               case([1, 1, 1, 1, 1, 1], [4, 100], ["float32", "float16"] * 3)]  # whose first bucket: each dtype's?
 DTYPES = [case([2, 1, 2, 1], [16], ["float32", "float64", "float32", "float64"]),
           case([1, 1], [100], ["float64", "float32"]),  # nothing sealed: the float64 bucket (seen last) comes first
           case([4, 4, 4, 4], [16], order=[1, 3, 0, 2]),
@@ -177,26 +181,22 @@ DTYPES = [case([2, 1, 2, 1], [16], ["float32", "float64", "float32", "float64"])
           case([3, 0, 2, 0], [8])]  # empty tensors are bucketed like any other (0 bytes)
 
 CHECKS = [
-    Check("2.1", "parameters visited in reverse order, sealed at the limit", weight=3, section="2",
+    Check("2.1", "the visiting order, the lecture's exercise 3 and small cases", weight=3, section="2",
           runs=(reverse_order_run(REVERSE_ORDERS, "reverse_order of 0, 1, 2 and 5 parameters"),
                 bucket_run(BASIC, "the lecture's exercise 3 and small cases")),
-          compare=compare_buckets("Handout §2: visit parameters in reverse registration order; a bucket is "
-                                  "sealed as soon as its bytes reach the limit.")),
-    Check("2.2", "a bucket is sealed when its bytes are >= the limit", weight=2, section="2",
+          compare=compare_buckets("Handout §2: the visiting order (R1), and where torch seals a bucket (R3).")),
+    Check("2.2", "buckets whose bytes land exactly on their limit", weight=2, section="2",
           runs=(bucket_run(SEALING, "tensors that reach the limit exactly"),),
-          compare=compare_buckets("Handout §2: seal when bytes >= limit (not >).")),
-    Check("2.3", "the first bucket uses the first limit; the last limit repeats", weight=2, section="2",
-          runs=(bucket_run(FIRST_LIMIT, "two limits"),),
-          compare=compare_buckets("Handout §2: the k-th bucket of a group uses limits[k], the last limit repeating.")),
-    Check("2.4", "each (dtype, device) fills its own buckets; unfinished buckets close newest group first; a given "
-          "order", weight=2, section="2",
+          compare=compare_buckets(f"Handout §2 (R3): when torch seals a bucket; {PROBE}.")),
+    Check("2.3", "a list of limits", weight=2, section="2",
+          runs=(bucket_run(FIRST_LIMIT, "two limits, one and two dtypes"),),
+          compare=compare_buckets(f"Handout §2 (R4): which bucket gets which limit of the list; {PROBE}.")),
+    Check("2.4", "several dtypes and devices, empty tensors, a given order", weight=2, section="2",
           runs=(bucket_run(DTYPES, "mixed dtypes, two devices, empty tensors and a given order"),),
-          compare=compare_buckets("Handout §2: one bucket holds one dtype on one device; empty tensors are bucketed "
-                                  "like any other; sealed buckets are numbered in the order "
-                                  "they are sealed, across dtypes; when all tensors are placed, close "
-                                  "unfinished buckets starting with the most recently first-seen group; with "
-                                  "`order`, visit tensors in that order.")),
+          compare=compare_buckets("Handout §2: what may share a bucket (R2), a tensor with no elements (R3), how "
+                                  "buckets are numbered when several groups seal in turn (R5), the unfinished buckets "
+                                  "(R6), and a given `order` (R1).")),
     Check("2.5", "agrees with torch's assignment on 5,000 random cases", weight=6, section="2",
           runs=(bucket_run(random_cases(seed=2026, count=5000), "5,000 seeded random cases (smallest first)"),),
-          compare=compare_buckets("Handout §2 (the first failing case is shown).")),
+          compare=compare_buckets("Handout §2 (the first, smallest failing case is shown).")),
 ]

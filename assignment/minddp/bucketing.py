@@ -3,18 +3,10 @@
 """Part 2 — gradient bucketing (handout §2).
 
 Small all-reduces are slow, so DDP packs many gradients into one *bucket* and reduces a bucket at a time.
-The mapping from parameters to buckets is fixed before training:
-
-* Parameters are visited in REVERSE registration order, because backward produces gradients roughly in
-  the reverse of the order the layers were registered (and run) in forward.
-* Every (dtype, device) group fills its own buckets: one bucket is one flat buffer, so it holds one dtype.
-* The k-th bucket of a group may hold ``bucket_size_limits[k]`` bytes (the last limit repeats): a small
-  first bucket starts communication early. A bucket is sealed as soon as its bytes are ``>=`` its limit,
-  so the tensor that crosses the limit still goes in.
-* Sealed buckets are numbered in the order they are sealed. When every tensor is placed, the groups'
-  unfinished buckets are numbered last, the most recently *seen* group first (this mirrors torch).
-
-Only tensor metadata is used (``numel``, ``element_size``, ``dtype``, ``device``), so meta tensors work.
+The mapping from parameters to buckets is fixed before training, from the tensors' sizes alone, and it must
+be exactly torch's: handout §2 asks you to reason out part of how torch makes it, and to find out the rest by
+asking torch (``make probe-buckets``). Only tensor metadata is used (``numel``, ``element_size``, ``dtype``,
+``device``), so meta tensors work.
 """
 
 from __future__ import annotations
@@ -63,7 +55,7 @@ def compute_bucket_assignment(tensors: Sequence[torch.Tensor],
     """Assign tensors to buckets; return a list of buckets, each a list of indices into ``tensors``.
 
     ``order`` is the order tensors are visited in (default: ``reverse_order(len(tensors))``). Within a
-    bucket, indices appear in visiting order. See the module docstring for the rules.
+    bucket, indices appear in visiting order. Handout §2 (R1-R6) says what must hold.
     """
     if not bucket_size_limits:
         raise ValueError("bucket_size_limits must hold at least one limit in bytes")

@@ -4,4 +4,4 @@ from autograder.selftest.kinds import BUCKETING
 EDITS = {BUCKETING: [("limit = bucket_size_limits[min(sealed_count[group], len(bucket_size_limits) - 1)]",
                       "limit = bucket_size_limits[-1]")]}
 VIOLATES = "R4"
-CAUGHT_BY = {"2.3": "first bucket's limit is ignored"}
+CAUGHT_BY = {"2.3": "every bucket gets the last limit"}

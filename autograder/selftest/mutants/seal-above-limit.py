@@ -3,4 +3,4 @@ from autograder.selftest.kinds import BUCKETING
 
 EDITS = {BUCKETING: [("if open_bytes[group] >= limit:", "if open_bytes[group] > limit:")]}
 VIOLATES = "R3"
-CAUGHT_BY = {"2.2": "> instead of >="}
+CAUGHT_BY = {"2.2": "lands exactly on its limit"}
