@@ -46,10 +46,11 @@ def q5_skip_sync() -> tuple[float, float, float]:
     raise NotImplementedError("Part 6: q5_skip_sync — see handout §6")
 
 
-def q6_bucket_size() -> tuple[int | None, int | None, float, float]:
+def q6_bucket_size() -> tuple[int | None, int | None, float, float, float]:
     """Q6, from your experiments (handout §5.3) on the lecture's models and constants: (ResNet-50's best cap of
     the sweep in bytes, or None for one bucket; BERT-large's; ResNet-50's step with a cap of 0 over its step
-    without overlap; the ms ResNet-50's step saves with a 1 MiB first bucket)."""
+    without overlap; the ms ResNet-50's step saves with a 1 MiB first bucket; BERT-large's step with the fastest
+    plan over its step at its best cap)."""
     # YOUR CODE HERE: replace this raise.
     raise NotImplementedError("Part 6: q6_bucket_size — see handout §6")
 

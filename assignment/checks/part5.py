@@ -15,7 +15,7 @@ from __future__ import annotations
 import random
 
 from checks.check import Check, Outcome, Run, fail
-from checks.compare import close, same_outcomes
+from checks.compare import close, outcome_text, same_outcomes
 
 RTOL = 1e-9
 
@@ -230,7 +230,7 @@ def experiment_cases(seed: int, count: int, name: str = "made-up model {i} of ch
     inputs use a fixed seed; the hidden ones, the grader's secret), each experiment's list starting with
     ``ddp_step`` calls on its models."""
     rng = random.Random(seed)
-    cases: dict[str, list[dict]] = {"sweep": [], "first": [], "order": [], "scaling": [], "skip": []}
+    cases: dict[str, list[dict]] = {"sweep": [], "first": [], "order": [], "scaling": [], "skip": [], "plan": []}
     companions: dict[str, list[dict]] = {key: [] for key in cases}
     for i in range(count):
         model = made_up_model(rng.randrange(2**31), name.format(i=i))
@@ -263,6 +263,10 @@ def experiment_cases(seed: int, count: int, name: str = "made-up model {i} of ch
                                   round(rng.uniform(0.01, 0.05), 4), rng.randint(1, 16)))
         cases["skip"].append(call("skip_sync_speedup", model=model, n=rng.randint(2, 16), bucket_size_limits=[cap],
                                   **settings, **forward))
+        n = len(model["shapes"])
+        given = {"order": rng.sample(range(n), n)} if i % 2 else {}  # backward's real order, when not the reverse
+        companions["plan"].append(companion(model, k, alpha, beta, [cap], **given))
+        cases["plan"].append(call("best_bucket_plan", model=model, **settings, **given))
     return {key: companions[key] + cases[key] for key in cases}
 
 
@@ -272,11 +276,8 @@ def compare_experiment(rule: str):
     values = compare_values(rule)
 
     def compare(o: Outcome) -> None:
+        companions_agree(o)
         for case, r, g in zip(o.run.kwargs["cases"], o.ref[0], o.got[0], strict=True):
-            if case["fn"] == "ddp_step" and "value" in g and "value" in r and not close(g, r, RTOL):
-                fail(f"{describe(case)}\n  yours:    {_short(g)}\n  expected: {_short(r)}\nThe experiments of this "
-                     "check build on ddp_step, which differs on this check's model (handout §5.2; check 5.4): fix "
-                     "it first.")
             if case["fn"] == "ddp_step" or close(g, r, RTOL) or "value" not in g or "value" not in r:
                 continue
             where = first_difference(g["value"], r["value"])
@@ -285,6 +286,39 @@ def compare_experiment(rule: str):
                      + _named(o, case))
         values(o)
     return compare
+
+
+def companions_agree(o: Outcome) -> None:
+    """An experiment's first cases: your ddp_step on its models, which the experiment builds on."""
+    for case, r, g in zip(o.run.kwargs["cases"], o.ref[0], o.got[0], strict=True):
+        if case["fn"] == "ddp_step" and "value" in g and "value" in r and not close(g, r, RTOL):
+            fail(f"{describe(case)}\n  yours:    {_short(g)}\n  expected: {_short(r)}\nThe experiments of this "
+                 "check build on ddp_step, which differs on this check's model (handout §5.2; check 5.4): fix it first.")
+
+
+def compare_plan(o: Outcome) -> None:
+    """best_bucket_plan: a plan of the shape asked for, and the shortest step (plans may tie: only the step is
+    compared with the reference's)."""
+    companions_agree(o)
+    if any("error" in g for g in o.got[0]):  # a raise (a stub, an exception) is shown as in any other check
+        same_outcomes(Outcome(o.run, o.got, o.ref, {}), describe, RULES["5.10"], rtol=RTOL)
+    for case, r, g in zip(o.run.kwargs["cases"], o.ref[0], o.got[0], strict=True):
+        if case["fn"] != "best_bucket_plan" or "value" not in g:
+            continue
+        mine, best = g["value"], r["value"][1]
+        sequence = case["kwargs"].get("order") or list(range(len(case["kwargs"]["model"]["shapes"]) - 1, -1, -1))
+        if not (isinstance(mine, (list, tuple)) and len(mine) == 2 and isinstance(mine[0], (list, tuple))):
+            fail(f"{describe(case)} returned {outcome_text(g)}: it returns (plan, step_s), the plan a list of buckets, "
+                 "each a list of tensor indices (handout §5.3)")
+        plan, step = mine
+        if [i for bucket in plan for i in bucket] != sequence or any(not bucket for bucket in plan):
+            fail(f"{describe(case)}: your plan {plan!r:.300} is not a list of non-empty runs of consecutive "
+                 f"gradients in the order backward produces them ({sequence!r:.200}), holding each tensor once "
+                 "(handout §5.3)")
+        if not close(step, best, RTOL):
+            fail(f"{describe(case)}: your plan of {len(plan)} buckets has a step of {step!r} s; the fastest plan's "
+                 f"step is {best!r} s" + (f", {1 - best / step:.2%} shorter" if isinstance(step, float) and step > 0
+                                          else "") + f". {RULES['5.10']} (relative tolerance {RTOL:g})")
 
 
 def _short(outcome: dict) -> str:
@@ -398,6 +432,8 @@ RULES = {
            "rank; efficiency is the throughput of K ranks over K times one rank's",
     "5.9": "Handout §5.3: of every n iterations, one synchronises and n-1 run under no_sync(), which communicates "
            "nothing",
+    "5.10": "Handout §5.3, best_bucket_plan: the shortest step of all plans whose buckets are runs of consecutive "
+            "gradients in the order backward produces them; no single cap need give it",
 }
 
 CHECKS = [
@@ -408,7 +444,7 @@ CHECKS = [
           runs=(timeline_run(READY, "the handout's cases, all sizes 0", MISTAKES["5.2"]),),
           compare=compare_values("Handout §5.1: gradients one at a time in the given order, time proportional to "
                                  "size; if all sizes are 0, every gradient is ready at 0")),
-    Check("5.3", "the two-stream simulator (buckets strictly in index order, with and without overlap)", weight=3,
+    Check("5.3", "the two-stream simulator (buckets strictly in index order, with and without overlap)", weight=2,
           section="5", runs=(timeline_run(SIMULATOR, "the handout's cases, the lecture's exercise 4, 40 random cases",
                                           MISTAKES["5.3"]),),
           compare=compare_simulator("Handout §5.1: a bucket is ready when its last gradient is; one bucket at a "
@@ -420,7 +456,7 @@ CHECKS = [
                              "float compute costs", MISTAKES["5.4"])),
           compare=compare_values("Handout §5.2: DDP's buckets for these gradients, ready times from compute_costs "
                                  "(or sizes) in `order`, one ring all-reduce per bucket")),
-    Check("5.5", "experiment: the bucket-size trade-off (bucket_cap_sweep)", weight=2, section="5",
+    Check("5.5", "experiment: the bucket-size trade-off (bucket_cap_sweep)", weight=1, section="5",
           runs=(timeline_run(EXPERIMENTS["sweep"], "two made-up models"),),
           compare=compare_experiment(RULES["5.5"])),
     Check("5.6", "experiment: a small first bucket (first_bucket_effect)", weight=1, section="5",
@@ -438,4 +474,7 @@ CHECKS = [
           section="5", runs=(timeline_run(SKIP_SYNC + EXPERIMENTS["skip"], "the lecture's exercise 11, two made-up models",
                                           MISTAKES["5.9"]),),
           compare=compare_experiment(RULES["5.9"])),
+    Check("5.10", "design: the fastest bucket plan (best_bucket_plan)", weight=2, section="5",
+          runs=(timeline_run(EXPERIMENTS["plan"], "two made-up models, one with another backward order"),),
+          compare=compare_plan),
 ]

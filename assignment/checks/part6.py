@@ -32,7 +32,7 @@ QUESTIONS = [
     ("6.3", "q3_overlap_ms", "Q3: an overlapped timeline", 1.0, (REAL, REAL, REAL)),
     ("6.4", "q4_cap_zero_ms", "Q4: why not one bucket per tensor", 1.0, (REAL, REAL, REAL)),
     ("6.5", "q5_skip_sync", "Q5: syncing every few steps", 1.0, (REAL, REAL, REAL)),
-    ("6.6", "q6_bucket_size", "Q6: what your experiments found about bucket sizes", 1.0, (CAP, CAP, REAL, REAL)),
+    ("6.6", "q6_bucket_size", "Q6: what your experiments found about bucket sizes", 1.0, (CAP, CAP, REAL, REAL, REAL)),
     ("6.7", "q7_collective_counts", "Q7: collectives with no_sync", 1.0, (INT, INT, INT, INT)),
     ("6.11", "q11_order_and_scale", "Q11: what your experiments found about order and scale", 1.0,
      (REAL, REAL, CAP, REAL)),

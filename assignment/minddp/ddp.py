@@ -30,7 +30,7 @@ from .reducer import CommHook, Reducer, weak_hook
 
 def broadcast_tensors(tensors: Sequence[torch.Tensor], process_group: dist.ProcessGroup | None = None,
                       src: int = 0) -> None:
-    """Overwrite ``tensors`` on every rank with rank ``src``'s values: one broadcast per dtype/device."""
+    """Overwrite ``tensors`` on every rank with rank ``src``'s values, with the broadcasts torch sends (handout §4.1)."""
     # YOUR CODE HERE: replace this raise.
     raise NotImplementedError("Part 4: broadcast_tensors — see handout §4")
 
@@ -72,8 +72,8 @@ class DistributedDataParallel(nn.Module):
         self.broadcast_buffers = broadcast_buffers
         self.find_unused_parameters = find_unused_parameters
         self.bucket_size_limits = bucket_size_limits(bucket_cap_mb, bucket_cap_mb_list)
-        self.require_backward_grad_sync = True  # the no_sync() switch, read in forward
-        self.sync_buffers_next_forward = True  # torch skips the broadcast after a no_sync/no_grad forward
+        self.require_backward_grad_sync = True  # the no_sync() switch
+        self.sync_buffers_next_forward = True  # whether the next forward broadcasts buffers (handout §4.3, W4)
         # YOUR CODE HERE: replace this raise; the provided code below it then runs.
         raise NotImplementedError("Part 4: DistributedDataParallel.__init__ — see handout §4")
         self.rebuild_pending = rebuild_buckets

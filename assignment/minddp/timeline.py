@@ -295,6 +295,20 @@ def first_bucket_effect(model: ModelSpec | None = None, world_size: int = LECTUR
     raise NotImplementedError("Part 5: first_bucket_effect — see handout §5")
 
 
+def best_bucket_plan(model: ModelSpec | None = None, world_size: int = LECTURE_WORLD_SIZE,
+                     alpha: float = ALPHA_S, beta: float = BETA_BYTES_PER_S,
+                     order: Sequence[int] | None = None) -> tuple[list[list[int]], float]:
+    """The fastest way to bucket ``model`` (default BERT-large): ``(plan, step_s)``.
+
+    A plan is a list of buckets, launched in list order, each a run of consecutive gradients in the order backward
+    produces them (``order``, default reverse registration order), together holding every tensor once; ``step_s``
+    is its step with overlap. The plan returned has the shortest step of all such plans (no cap need make it).
+    """
+    model = bert_large_model() if model is None else model
+    # YOUR CODE HERE: replace this raise.
+    raise NotImplementedError("Part 5: best_bucket_plan — see handout §5")
+
+
 def true_backward_order(permutation: Sequence[int]) -> list[int]:
     """Backward's real gradient order, as indices into the RE-REGISTERED table.
 

@@ -369,6 +369,7 @@ HIDDEN: dict[str, tuple[Run, ...]] = {
             _timeline("5.7", TIMELINE["order"], "4 random models, world sizes, α, β, caps and seeds")),
     "5.8": (_timeline("5.8", TIMELINE["scaling"], "4 random models, world sizes, α, β, caps and forward times"),),
     "5.9": (_timeline("5.9", TIMELINE["skip"], "4 random models, world sizes, α, β, caps and n"),),
+    "5.10": (_timeline("5.10", TIMELINE["plan"], "4 random models, world sizes, α, β and backward orders"),),
     **{check.number: (Run("answers", {"names": part6.NAMES}, ref=ANSWER, label="your answers.py"),)
        for check in part6.ANSWER_CHECKS},
     "A.1": hidden_train("A.1", "minddp", "branch b unused everywhere, one bucket per tensor", model="branchy",

@@ -28,7 +28,7 @@ from .reducer import CommHook, Reducer, weak_hook
 
 def broadcast_tensors(tensors: Sequence[torch.Tensor], process_group: dist.ProcessGroup | None = None,
                       src: int = 0) -> None:
-    """Overwrite ``tensors`` on every rank with rank ``src``'s values: one broadcast per dtype/device."""
+    """Overwrite ``tensors`` on every rank with rank ``src``'s values, with the broadcasts torch sends (handout §4.1)."""
     # BEGIN SOLUTION
     groups: dict[tuple, list[torch.Tensor]] = {}
     for tensor in tensors:
@@ -91,8 +91,8 @@ class DistributedDataParallel(nn.Module):
         self.broadcast_buffers = broadcast_buffers
         self.find_unused_parameters = find_unused_parameters
         self.bucket_size_limits = bucket_size_limits(bucket_cap_mb, bucket_cap_mb_list)
-        self.require_backward_grad_sync = True  # the no_sync() switch, read in forward
-        self.sync_buffers_next_forward = True  # torch skips the broadcast after a no_sync/no_grad forward
+        self.require_backward_grad_sync = True  # the no_sync() switch
+        self.sync_buffers_next_forward = True  # whether the next forward broadcasts buffers (handout §4.3, W4)
         # BEGIN SOLUTION
         self.module_buffers = list(module.buffers())  # listed once: walking the module every forward is slow
         # broadcast_buffers=False: every rank keeps its own buffers, from construction on (as torch's DDP does)

@@ -335,6 +335,44 @@ def first_bucket_effect(model: ModelSpec | None = None, world_size: int = LECTUR
     # END SOLUTION
 
 
+def best_bucket_plan(model: ModelSpec | None = None, world_size: int = LECTURE_WORLD_SIZE,
+                     alpha: float = ALPHA_S, beta: float = BETA_BYTES_PER_S,
+                     order: Sequence[int] | None = None) -> tuple[list[list[int]], float]:
+    """The fastest way to bucket ``model`` (default BERT-large): ``(plan, step_s)``.
+
+    A plan is a list of buckets, launched in list order, each a run of consecutive gradients in the order backward
+    produces them (``order``, default reverse registration order), together holding every tensor once; ``step_s``
+    is its step with overlap. The plan returned has the shortest step of all such plans (no cap need make it).
+    """
+    model = bert_large_model() if model is None else model
+    # BEGIN SOLUTION
+    costs = model.compute_costs if model.compute_costs is not None else param_numels(model.shapes)
+    ready = backward_ready_times(costs, model.backward_time, order)
+    sequence = list(order) if order is not None else reverse_order(len(model.shapes))
+    nbytes = [FP32.itemsize * n for n in param_numels(model.shapes)]
+    # finish[j]: the earliest the communication stream can be done with the first j gradients of the sequence. What
+    # comes after a cut depends only on when the stream is free, so the best plan of a prefix is part of the best plan
+    # (dynamic programming over the cuts, O(n^2)). starts[j]: where the last bucket of that best prefix plan starts.
+    finish, starts = [0.0], [0]
+    for j in range(1, len(sequence) + 1):
+        best, size = None, 0
+        for i in range(j - 1, -1, -1):  # the last bucket holds sequence[i:j]
+            size += nbytes[sequence[i]]
+            end = max(ready[sequence[j - 1]], finish[i]) + ring_allreduce_time(size, world_size, alpha, beta)
+            if best is None or end < best[0]:
+                best = (end, i)
+        finish.append(best[0])
+        starts.append(best[1])
+    plan, j = [], len(sequence)
+    while j > 0:
+        plan.append(sequence[starts[j]:j])
+        j = starts[j]
+    plan.reverse()
+    durations = [ring_allreduce_time(sum(nbytes[i] for i in bucket), world_size, alpha, beta) for bucket in plan]
+    return plan, simulate_step(ready, plan, durations).step_time
+    # END SOLUTION
+
+
 def true_backward_order(permutation: Sequence[int]) -> list[int]:
     """Backward's real gradient order, as indices into the RE-REGISTERED table.
 

@@ -9,7 +9,7 @@ EDITS = {ANSWERS: [
     Function("q6_bucket_size", '''
 def q6_bucket_size():
     """Sort each sweep's points by step time; the first is the best cap."""
-    from minddp.timeline import bert_large_model, bucket_cap_sweep, first_bucket_effect, resnet50_model
+    from minddp.timeline import best_bucket_plan, bert_large_model, bucket_cap_sweep, first_bucket_effect, resnet50_model
     resnet = bucket_cap_sweep(resnet50_model())
     bert = bucket_cap_sweep(bert_large_model())
     best_resnet = sorted(resnet["points"], key=lambda p: p["step_s"])[0]["cap_bytes"]
@@ -17,7 +17,9 @@ def q6_bucket_size():
     cap_zero = [p["step_s"] for p in resnet["points"] if p["cap_bytes"] == 0][0]
     rows = first_bucket_effect(resnet50_model())
     saved = 1000 * rows["cap_only"]["step_s"] - 1000 * rows["small_first"]["step_s"]
-    return best_resnet, best_bert, cap_zero / resnet["no_overlap_s"], saved
+    plan, fastest = best_bucket_plan(bert_large_model())
+    return best_resnet, best_bert, cap_zero / resnet["no_overlap_s"], saved, fastest / sorted(
+        p["step_s"] for p in bert["points"])[0]
 '''),
     Function("q11_order_and_scale", '''
 def q11_order_and_scale():
