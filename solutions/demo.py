@@ -256,9 +256,12 @@ def timeline_section() -> str:
     resnet = tl.resnet50_model()
     lines = ["5. The α-β timeline model (minddp.timeline): ResNet-50, 16 ranks, α 10 µs, β 10 GB/s, "
              "25 MB buckets;", "   backward and bucket all-reduces (digits = bucket index), one step:"]
-    for overlap in (False, True):
-        step = resnet.step(16, [25 * tl.MB], alpha=10e-6, beta=10e9, overlap=overlap)
-        lines += ["   " + line for line in tl.ascii_timeline(step).splitlines()]
+    try:
+        for overlap in (False, True):
+            step = resnet.step(16, [25 * tl.MB], alpha=10e-6, beta=10e9, overlap=overlap)
+            lines += ["   " + line for line in tl.ascii_timeline(step).splitlines()]
+    except NotImplementedError as stub:  # Parts 1-4 are enough for the rest of the demo
+        lines.append(f"   (not yet: {stub}; this section appears once Part 5's model is written)")
     return "\n".join(lines)
 
 
