@@ -41,8 +41,17 @@ import zipfile
 
 from autograder import assemble
 from autograder.container import exclusive
-from autograder.grade import (SYSTEM_PATH, Here, InContainer, Limits, expected_score, grade, kill_all,
-                              place_submission, processes_tagged)
+from autograder.grade import (
+    SYSTEM_PATH,
+    Here,
+    InContainer,
+    Limits,
+    expected_score,
+    grade,
+    kill_all,
+    place_submission,
+    processes_tagged,
+)
 from autograder.limits import hogs, stop_hogs
 from grader.reference import CACHE_NAME
 from grader.results import gradescope_problems
