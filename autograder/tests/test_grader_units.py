@@ -236,17 +236,49 @@ def test_checks_are_numbered_and_weighted():
     assert not without, f"checks that promise hidden inputs but have none: {without}"
 
 
-def test_gradescope_md_states_the_points_the_weights_give():
-    """GRADESCOPE.md tells a TA what to type into Gradescope ("Autograder points") and what the smoke zips must
-    score: the sums of the checks' weights, which a changed weight changes (the test names the lines to fix)."""
+def test_make_autograder_states_the_points_the_weights_give():
+    """What a TA types into Gradescope ("Autograder points") and what the smoke zips must score are printed by
+    `make autograder` from the checks' weights (a changed weight changes them), never typed in GRADESCOPE.md."""
+    import re
+
+    from autograder.assemble import deployment_card
     from checks.registry import full_marks
     required = sum(c.weight for c in public_checks() if not c.bonus)
-    bonus = full_marks() - required
+    card = deployment_card("0123456789ab")
+    for line in (f"Autograder points (Gradescope: Create Assignment): {required:g}",
+                 f"a perfect submission shows {full_marks():g} / {required:g}",
+                 f"dist/solutions.zip must score {full_marks():g} / {required:g}, dist/stubs.zip 0 / {required:g}"):
+        assert line in card, card
+    assert card.startswith("grader version 0123456789ab.DRAW (NOT a release named in CHANGELOG.md"), card
     with open(os.path.join(REPO, "autograder", "GRADESCOPE.md"), encoding="utf-8") as f:
-        text = f.read()
-    for line in (f"| Autograder points | **{required:g}** |", f"shows {required + bonus:g} / {required:g}",
-                 f"expect **{required + bonus:g} / {required:g}**", f"expect **0 / {required:g}**"):
-        assert line in text, f"autograder/GRADESCOPE.md must say {line!r}: the checks' weights give it"
+        typed = re.findall(r"\*\*\d+(?: / \d+)?\*\*|\b\d+ / \d+\b", f.read())
+    assert typed == [], f"autograder/GRADESCOPE.md types totals the weights decide: {typed}"
+
+
+def test_the_grader_version_names_what_can_change_a_score(tmp_path):
+    """grader/grader_version.py: CODE changes with any file of the source folder but what is made from the rest
+    (the reference cache) and the release's name; DRAW with the secret alone."""
+    from grader import grader_version, reference, secret
+    assert grader_version.CACHE_NAME == reference.CACHE_NAME and grader_version.SECRET_NAME == secret.NAME
+    source = tmp_path / "source"
+    for relpath, text in (("grader/hidden.py", "HIDDEN = {}"), ("harness/checks/part1.py", "weight = 2"),
+                          ("skeleton/release.json", '{"release": "2026.1"}'), ("hidden-secret", "aa")):
+        (source / relpath).parent.mkdir(parents=True, exist_ok=True)
+        (source / relpath).write_text(text)
+    code, draw = grader_version.version(str(source)).split(".")
+    assert grader_version.release(str(source)) == "2026.1"
+    (source / "reference-cache.json").write_text("{}")
+    (source / "skeleton" / "release.json").write_text('{"release": "2026.2"}')
+    (source / "grader" / "__pycache__").mkdir()
+    (source / "grader" / "__pycache__" / "hidden.cpython-311.pyc").write_text("x")
+    assert grader_version.version(str(source)) == f"{code}.{draw}"  # nothing that changes a score changed
+    (source / "hidden-secret").write_text("bb")
+    assert grader_version.version(str(source)).split(".") == [code, grader_version.draw_digest(str(source))] \
+        and grader_version.draw_digest(str(source)) != draw
+    for relpath in ("grader/hidden.py", "harness/checks/part1.py"):  # a hidden input, a weight
+        before = grader_version.code_digest(str(source))
+        (source / relpath).write_text((source / relpath).read_text() + " # changed")
+        assert grader_version.code_digest(str(source)) != before, relpath
 
 
 def test_answer_tolerance():

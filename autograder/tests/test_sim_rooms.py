@@ -1,0 +1,105 @@
+"""`make gradescope-sim` on a machine that was used: one that has an /autograder (a privileged run made it, or
+anything else did), and after a run killed before its end (kill -9 of the tool, as a closed terminal does). Both
+configurations must then simulate as on a fresh machine: the image's /autograder is its own, and the next run
+ends what the dead one left running (root only; `make limits` runs it after its own simulations, so the docker
+image and the privileged room's setup are reused).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+import pytest
+
+from autograder import sim
+from autograder.grade import processes_tagged
+from tools import REPO
+
+pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="gradescope-sim runs as root, as Gradescope does")
+IMAGE = os.path.join(REPO, "dist", "gradescope-image")
+TIMEOUT_S = 1800  # the tool's own guard: a simulation at half a CPU on a loaded machine
+
+
+def simulate(*args: str) -> subprocess.CompletedProcess:
+    """`make gradescope-sim`'s command, on the stubs (they fail at once: the room is what is tested)."""
+    return subprocess.run([sys.executable, "-m", "autograder.sim", "--submission", "stubs", "--reuse-setup", *args],
+                          cwd=REPO, capture_output=True, text=True, timeout=TIMEOUT_S)
+
+
+def kill_mid_grading(args: list[str], results: str) -> None:
+    """Start a simulation and kill -9 its process group once its grader has begun (its fallback results.json,
+    written first, is there): the grader, in a session of its own (privileged) or a container (docker), and
+    what runc started, outlive it, as they do when a TA's terminal closes."""
+    if os.path.exists(results):
+        os.remove(results)
+    proc = subprocess.Popen([sys.executable, "-m", "autograder.sim", "--submission", "stubs", "--reuse-setup", *args],
+                            cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True)
+    try:
+        while not os.path.exists(results) and proc.poll() is None:  # a condition, polled: no fixed wait
+            time.sleep(0.1)
+        assert proc.poll() is None, f"the simulation ended before its grading began:\n{proc.stdout.read().decode()}"
+    finally:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+
+
+def expect_stubs_graded(done: subprocess.CompletedProcess) -> None:
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    assert "score 0.0" in done.stdout and "PROBLEM" not in done.stdout, done.stdout
+
+
+def test_the_docker_image_has_its_own_autograder_whatever_this_machine_has():
+    """An image made while this machine has an /autograder (of anything, here a file the test plants if it
+    has none): the tool lays its /autograder out without refusing, and a container sees none of the host's."""
+    from autograder.container import Image
+    planted = None
+    if not os.path.exists(sim.GRADESCOPE_ROOT):
+        os.makedirs(sim.GRADESCOPE_ROOT)
+        planted = sim.GRADESCOPE_ROOT
+    sentinel = os.path.join(sim.GRADESCOPE_ROOT, "host-only-file")
+    with open(sentinel, "w") as f:
+        f.write("this machine's, not the image's\n")
+    image = Image(tempfile.mkdtemp(prefix="minddp-test-image-", dir="/var/tmp"))
+    try:
+        archive = os.path.join(image.workdir, "autograder.zip")
+        sim.assemble.build_zip(archive)
+        assert sim.lay_out(image.path(sim.GRADESCOPE_ROOT), archive, reuse_setup=False, check_reach=False)
+        with tempfile.TemporaryFile() as out:
+            ran = image.run(["ls", "-A", sim.GRADESCOPE_ROOT], {"PATH": "/usr/bin:/bin"}, stdout=out)
+            out.seek(0)
+            seen = out.read().decode().split()
+        assert ran.exit_code == 0 and sorted(seen) == ["results", "source", "submission"], seen
+    finally:
+        image.close()
+        os.remove(sentinel)
+        if planted:
+            os.rmdir(planted)
+
+
+def test_a_killed_docker_run_stops_nothing():
+    results = os.path.join(IMAGE, "disk", "image", "autograder", "results", "results.json")
+    kill_mid_grading(["--config", "docker", "--image", IMAGE], results)
+    state = os.path.join(IMAGE, "disk", "runc")
+    assert os.listdir(state), "the killed run left no container: nothing was tested"
+    expect_stubs_graded(simulate("--config", "docker", "--image", IMAGE, "--expect", "0"))
+    assert os.listdir(state) == []  # the dead run's container is gone, and this run's too
+
+
+def test_a_killed_privileged_run_stops_nothing():
+    """In /autograder, as a TA's `make gradescope-sim CONFIG=privileged` (or the fallback where this machine's
+    /autograder is not the tool's)."""
+    root = sim.Privileged.default_root()
+    kill_mid_grading(["--config", "privileged", "--root", root], os.path.join(root, "results", "results.json"))
+    left = processes_tagged(sim.SIM_ROOT, root)
+    assert left, "the killed run's grader did not outlive it: nothing was tested"
+    done = simulate("--config", "privileged", "--root", root, "--expect", "0")
+    expect_stubs_graded(done)
+    assert "ending" in done.stderr and processes_tagged(sim.SIM_ROOT, root) == []
+    with open(os.path.join(root, "results", "results.json"), encoding="utf-8") as f:
+        assert json.load(f)["score"] == 0.0  # this run's results: the dead run's grader wrote none over them
