@@ -219,7 +219,7 @@ autograder: $(STAMP) check-sync ## dist/autograder.zip for Gradescope (prints it
 
 .PHONY: release
 release: $(STAMP) ## cut a release: CHANGELOG.md's Unreleased entries become YEAR.N with the grader version; assignment/ follows
-	$(PY) -m tools.changelog release
+	$(PY) -m tools.changelog release --grader "$$($(PY) -m autograder.assemble version)"
 	$(MAKE) --no-print-directory assignment
 
 clean: ## remove the venv and build products

@@ -3,6 +3,7 @@
     python -m autograder.assemble zip dist/autograder.zip        # `make autograder`
     python -m autograder.assemble smoke-zips dist                # `make autograder`: dist/solutions.zip, stubs.zip
     python -m autograder.assemble source OUT                     # the source folder alone (make regrade OLD=rev)
+    python -m autograder.assemble version                        # its grader version's CODE (make release)
 
 The source folder (the zip's content, /autograder/source on Gradescope):
 
@@ -202,7 +203,13 @@ def main(argv: list[str] | None = None) -> int:
     smoke_cmd.add_argument("out")
     source_cmd = sub.add_parser("source", help="the source folder (the zip's content, with this checkout's secret)")
     source_cmd.add_argument("out")
+    sub.add_parser("version", help="the CODE of the grader version of the zip this tree builds")
     args = parser.parse_args(argv)
+    if args.command == "version":
+        from grader.grader_version import code_digest
+        with tempfile.TemporaryDirectory() as tmp:
+            print(code_digest(build_source(os.path.join(tmp, "source"), secret=False)))
+        return 0
     if args.command == "zip":
         path, code = build_zip_and_version(args.path)
         print(f"{path}\n{deployment_card(code)}")

@@ -18,9 +18,8 @@ import json
 import os
 import sys
 
-from tools import REPO
-from tools.instructor_diff import (Submission, check_function_names, read_verdicts, render, stub_reports,
-                                   submission_reports)
+from tools import REPO, instructor_diff
+from tools.instructor_diff import Submission, render, stub_reports, submission_reports
 from tools.release import Layout, ReleaseError, build_release, compare, write_release, write_student_zip
 from tools.student.course import parts_table
 
@@ -78,7 +77,7 @@ def cmd_diff(layout: Layout, args: argparse.Namespace) -> int:
         bonus: dict[str, float] = {}
         for check in (c for c in checks if c.bonus):
             bonus[check.part] = bonus.get(check.part, 0.0) + check.weight
-        verdicts = read_verdicts(results, bonus, check_function_names(checks))
+        verdicts = instructor_diff.read_verdicts(results, bonus, instructor_diff.check_function_names(checks))
     print(render(reports, notes, args.color, submission is not None, verdicts))
     return 0
 

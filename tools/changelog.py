@@ -2,7 +2,8 @@
 
     python -m tools.changelog check             # the format, every problem named with its line (make check)
     python -m tools.changelog current           # the current release's name (e.g. 2026.1)
-    python -m tools.changelog release           # `make release`: the Unreleased entries become the next release
+    python -m tools.changelog release --grader CODE   # `make release`: the Unreleased entries become the next
+                                                      # release, naming the grader (autograder.assemble version)
 
 A release (``## 2026.2 — 2026-12-10 — grader 5e1f0c2a9b3d``) names the student release and its grader: the
 grader's CODE (autograder/grader/grader_version.py), the first part of the grader version that `make grade`,
@@ -21,7 +22,6 @@ import datetime
 import os
 import re
 import sys
-import tempfile
 from dataclasses import dataclass, field
 
 from tools import REPO
@@ -134,14 +134,6 @@ def next_name(current: str | None, today: datetime.date) -> str:
     return f"{today.year}.{count + 1 if year == today.year else 1}"
 
 
-def grader_code() -> str:
-    """The CODE of the grader this tree builds now (the source folder as `make autograder` zips it)."""
-    from autograder.assemble import build_source
-    from grader.grader_version import code_digest
-    with tempfile.TemporaryDirectory() as tmp:
-        return code_digest(build_source(os.path.join(tmp, "source"), secret=False))
-
-
 def cut(text: str, name: str, today: datetime.date, code: str) -> str:
     """The text with the Unreleased entries moved under a new release heading (Unreleased left empty)."""
     changelog = parse(text)
@@ -156,13 +148,14 @@ def cut(text: str, name: str, today: datetime.date, code: str) -> str:
     return "\n".join(lines[:start] + [UNRELEASED, "", heading, "", body, ""] + lines[end:]).rstrip("\n") + "\n"
 
 
-def release(path: str = PATH, today: datetime.date | None = None, code: str | None = None) -> str:
-    """`make release`: the next release's name, written into CHANGELOG.md with the grader's CODE."""
+def release(code: str, path: str = PATH, today: datetime.date | None = None) -> str:
+    """`make release`: the next release's name, written into CHANGELOG.md with the grader's CODE (what
+    `python -m autograder.assemble version` prints for this tree)."""
     today = today or datetime.date.today()
     with open(path, encoding="utf-8") as f:
         text = f.read()
     name = next_name(parse(text).current, today)
-    new = cut(text, name, today, code or grader_code())
+    new = cut(text, name, today, code)
     with open(path + ".partial", "w", encoding="utf-8") as f:
         f.write(new)
     os.replace(path + ".partial", path)
@@ -172,7 +165,10 @@ def release(path: str = PATH, today: datetime.date | None = None, code: str | No
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m tools.changelog", description=__doc__.splitlines()[0])
     parser.add_argument("command", choices=["check", "current", "release"])
+    parser.add_argument("--grader", help="release: the grader version's CODE of this tree")
     args = parser.parse_args(argv)
+    if args.command == "release" and not re.fullmatch(r"[0-9a-f]{12}", args.grader or ""):
+        parser.error("release needs --grader CODE (12 hex digits: `python -m autograder.assemble version`)")
     try:
         if args.command == "check":
             changelog = read()
@@ -181,7 +177,7 @@ def main(argv: list[str] | None = None) -> int:
         elif args.command == "current":
             print(read().current)
         else:
-            name = release()
+            name = release(args.grader)
             print(f"CHANGELOG.md: release {name} cut (grader {read().releases[0].grader}); now `make assignment` "
                   "writes it into the student release's release.json")
     except ChangelogError as error:

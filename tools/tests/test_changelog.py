@@ -44,7 +44,7 @@ def test_every_bad_line_is_named_in_one_error():
 def test_make_release_cuts_the_unreleased_entries_as_the_next_number(tmp_path):
     path = tmp_path / "CHANGELOG.md"
     path.write_text(GOOD, encoding="utf-8")
-    name = release(str(path), datetime.date(2026, 12, 10), code="fedcba987654")
+    name = release("fedcba987654", str(path), datetime.date(2026, 12, 10))
     after = read(str(path))
     assert name == "2026.2" and after.current == "2026.2" and not after.unreleased
     assert after.releases[0].grader == "fedcba987654" and after.releases[0].date == "2026-12-10"
