@@ -78,7 +78,9 @@ def plot_failures(path: str, results: dict[str, dict | None], label: str) -> str
     rows = check_failures(rest)
     parts = list(dict.fromkeys(number.split(".")[0] for number, *_ in rows))
     colour = {part: PART_COLOURS[i % len(PART_COLOURS)] for i, part in enumerate(parts)}
-    fig, (top, bottom) = plt.subplots(2, 1, figsize=(12, 8), gridspec_kw={"height_ratios": [3, 2]})
+    fig = plt.figure(figsize=(12, 8))
+    top = fig.add_axes((0.06, 0.46, 0.92, 0.42))  # placed by hand: the lower panel's long names need a margin of
+    bottom = fig.add_axes((0.42, 0.05, 0.50, 0.30))  # their own, which the upper panel must not share
     x, position = [], 0.0
     for i, (number, *_) in enumerate(rows):  # a gap between parts
         position += 0.8 if i and number.split(".")[0] != rows[i - 1][0].split(".")[0] else 0.0
@@ -103,7 +105,7 @@ def plot_failures(path: str, results: dict[str, dict | None], label: str) -> str
     worst = sorted([r for r in rows if r[2] + r[3]], key=lambda r: -(r[2] + r[3]) / max(r[4], 1))[:MOST_FAILED]
     y = list(range(len(worst)))
     bottom.barh(y, [(p + h) / g for _, _, p, h, g in worst], color=[colour[r[0].split(".")[0]] for r in worst])
-    bottom.set_yticks(y, [f"{number}  {name[:70]}" for number, name, *_ in worst], fontsize=8)
+    bottom.set_yticks(y, [f"{number}  {name[:62]}" for number, name, *_ in worst], fontsize=8)
     for i, (_, _, p, h, g) in enumerate(worst):
         bottom.text((p + h) / g + 0.01, i, f"{p + h}/{g}" + (f" ({h} hidden only)" if h else ""), va="center",
                     fontsize=8)
@@ -112,11 +114,10 @@ def plot_failures(path: str, results: dict[str, dict | None], label: str) -> str
     bottom.xaxis.set_major_formatter(PercentFormatter(1.0))
     bottom.set_title(f"The {len(worst)} most failed checks" if worst else "No check failed", fontsize=10)
     failing = sum(1 for _, _, p, h, _ in rows if p + h)
-    apart = (f"; {len(everything)} failed every check (the stubs, or an upload the grader could not read), "
-             "counted apart" if everything else "")
-    top.set_title(f"Failures per check, {label}\n{len(rest)} submission(s){apart}; {failing} of {len(rows)} checks "
+    apart = (f" (and {len(everything)} that failed every check, counted apart: the stubs, or an upload the grader "
+             "could not read)" if everything else "")
+    top.set_title(f"Failures per check, {label}\n{len(rest)} submission(s){apart}: {failing} of {len(rows)} checks "
                   "failed by at least one", fontsize=10)
-    fig.tight_layout()
     fig.savefig(path, dpi=100)
     plt.close(fig)
     return path
