@@ -626,3 +626,13 @@ def test_a_raised_error_says_where_training_was_and_what_an_internal_assert_is()
     assert text.startswith("Your code raised RuntimeError: grad.numel()")
     assert "[raised in step 2's backward]" in text and "torch's own internal checks" in text
     assert "test_grader_units.py" in text  # the frames: where to look
+
+
+def test_the_smoke_zips_hold_each_file_once(tmp_path):
+    """dist/solutions.zip and dist/stubs.zip, as `make submit` writes submission.zip: each file once (stubs.zip
+    had release.json twice: Python's zipfile warns, and which copy a reader takes is its own choice)."""
+    from autograder.assemble import smoke_zips
+    for path in smoke_zips(str(tmp_path)):
+        with zipfile.ZipFile(path) as zf:
+            names = zf.namelist()
+        assert "release.json" in names and len(names) == len(set(names)), (path, names)
