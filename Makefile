@@ -169,9 +169,9 @@ ci-last: $(STAMP) ## CI's last stage: make limits, with make staff-tools, py310 
 
 # Gradescope's limits, walked the way CI walks them (root only): the built zip through setup.sh, the solutions
 # (full marks) in the privileged configuration, in /autograder as a TA's `make gradescope-sim CONFIG=privileged`
-# (setup.sh run afresh), then the solutions and the stubs (0) at half a vCPU and 768 MB in the Docker-default one
-# (the image of `make docker`, kept in dist/gradescope-image) on this machine that now has an /autograder; then
-# each configuration after a run killed mid-grading (test_sim_rooms.py); then the self-test's time-sensitive cases
+# (setup.sh run afresh), then the solutions at half a vCPU and 768 MB in the Docker-default one (the image of `make
+# docker`, kept in dist/gradescope-image) on this machine that now has an /autograder; then the stubs (0) in each
+# configuration after a run killed mid-grading (test_sim_rooms.py); then the self-test's time-sensitive cases
 # at a quarter vCPU beside CPU hogs (verdicts must not depend on speed: the stubs, which fail at once, are not
 # among them).
 LIMITS_CASES := solutions,infinite-loop,partial-frame  # a hang and a stalled channel: deadlines from the same run
@@ -181,7 +181,6 @@ limits: $(STAMP) check-sync ## Gradescope's limits (root): gradescope-sim on sol
 ifeq ($(shell id -u),0)
 	$(PY) -m autograder.sim --config privileged --submission solutions --expect full
 	$(PY) -m autograder.sim --config docker --image $(GRADESCOPE_IMAGE) --reuse-setup --submission solutions --expect full
-	$(PY) -m autograder.sim --config docker --image $(GRADESCOPE_IMAGE) --reuse-setup --submission stubs --expect 0
 	$(PYTEST) -q autograder/tests/test_sim_rooms.py
 	$(PY) -m autograder.selftest.runner --cases $(LIMITS_CASES) --cpus 0.25 --hog 2 --jobs 2
 else

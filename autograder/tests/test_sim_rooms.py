@@ -83,12 +83,19 @@ def test_the_docker_image_has_its_own_autograder_whatever_this_machine_has():
 
 
 def test_a_killed_docker_run_stops_nothing():
+    """(`make limits` grades the stubs in the docker room here, after a killed run: not again before.)"""
     results = os.path.join(IMAGE, "disk", "image", "autograder", "results", "results.json")
     kill_mid_grading(["--config", "docker", "--image", IMAGE], results)
     state = os.path.join(IMAGE, "disk", "runc")
-    assert os.listdir(state), "the killed run left no container: nothing was tested"
+    containers = os.listdir(state)
+    assert containers, "the killed run left no container: nothing was tested"
+    with open(os.path.join(state, containers[0], "state.json"), encoding="utf-8") as f:
+        init = json.load(f)["init_process_pid"]
+    assert os.path.exists(f"/proc/{init}"), "the killed run's container did not outlive it: nothing was tested"
     expect_stubs_graded(simulate("--config", "docker", "--image", IMAGE, "--expect", "0"))
-    assert os.listdir(state) == []  # the dead run's container is gone, and this run's too
+    assert not os.path.exists(f"/proc/{init}")  # the dead run's container is gone
+    namespaces = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
+    assert not [name for name in containers if name in namespaces]
 
 
 def test_a_killed_privileged_run_stops_nothing():
