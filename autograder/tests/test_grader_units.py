@@ -511,7 +511,8 @@ def test_a_stale_release_names_the_parts_changed_since():
     labels = {"1": "Part 1", "3": "Part 3", "A": "Bonus A", "shared": "the provided code"}
     assert version.note(grader, same, labels) == "" and version.record(grader, same)["changed"] == []
     assert "Changed since: Part 3." in version.note(grader, older, labels)
-    assert version.record(grader, older) == {"grader": "aaaaaaaaaaaa", "submission": "bbbbbbbbbbbb", "changed": ["3"]}
+    assert version.record(grader, older) == {"grader": "aaaaaaaaaaaa", "submission": "bbbbbbbbbbbb", "changed": ["3"],
+                                             "grader_release": None, "submission_release": None}
     assert "does not say which release" in version.note(grader, version.Release(None), labels)
 
 
@@ -636,3 +637,15 @@ def test_the_smoke_zips_hold_each_file_once(tmp_path):
         with zipfile.ZipFile(path) as zf:
             names = zf.namelist()
         assert "release.json" in names and len(names) == len(set(names)), (path, names)
+
+
+def test_a_release_name_from_the_upload_is_read_only_in_its_form():
+    """release.json in the upload is student data: its release's name is echoed only as YEAR.N (grader/version.py)."""
+    from grader import version
+    ours = version.parse(b'{"release": "2026.2", "version": "bbbbbbbbbbbb", "parts": {"3": "cccccccccccc"}}')
+    for name, read in (("2026.1", "2026.1"), ("2026.1; rm -rf", None), ("<b>x</b>", None), (7, None)):
+        theirs = version.parse(json.dumps({"release": name, "version": "aaaaaaaaaaaa", "parts": {}}).encode())
+        assert theirs.name == read, name
+    said = version.note(ours, version.parse(b'{"release": "2026.1", "version": "aaaaaaaaaaaa", "parts": {}}'), {})
+    assert said.startswith("Release: your files come from release 2026.1 (aaaaaaaaaaaa), older or other than the one "
+                           "this grader grades (2026.2 (bbbbbbbbbbbb))"), said
