@@ -135,14 +135,15 @@ def deployment_card(code: str) -> str:
     try:
         changelog = read()
         released = next((r.name for r in changelog.releases if r.grader == code), None)
-        release = f"release {released}" if released else (
-            f"NOT a release named in CHANGELOG.md (the newest, {changelog.current}, has grader "
-            f"{changelog.releases[0].grader if changelog.releases else '-'}): before deploying it, add what changed "
-            "under `## Unreleased` and run `make release`")
+        newest = f"its newest, {changelog.current}, has grader {changelog.releases[0].grader}" if \
+            changelog.releases else "it names none yet"
+        release = released or (f"none: CHANGELOG.md names no release with this grader ({newest}); before deploying, "
+                               "add what changed under `## Unreleased` and run `make release`")
     except ChangelogError as error:
-        release = f"CHANGELOG.md cannot be read: {error}"
+        release = f"unknown: CHANGELOG.md cannot be read: {error}"
     return "\n".join([
-        f"grader version {code}.DRAW ({release}; DRAW: the secret setup.sh draws when Gradescope builds the image)",
+        f"grader version {code}.DRAW (DRAW: the secret setup.sh draws when Gradescope builds the image)",
+        f"release: {release}",
         f"Autograder points (Gradescope: Create Assignment): {required:g}",
         f"bonus: {full - required:g} points of extra credit on top (entries with a maximum of 0): a perfect "
         f"submission shows {full:g} / {required:g}",
