@@ -93,7 +93,7 @@ def prepare_grader(build_source, out: str, label: str, secret: str | None = None
     """Build the source folder once, named by its grader version: a rebuilt identical grader finds its earlier
     work. ``secret``: the hidden inputs' secret to draw from instead of the one the build made (OLD's build
     draws a new one: two graders compared on other draws would differ by their random hidden inputs)."""
-    from grader.grader_version import SECRET_NAME, version
+    from grader.grader_version import RELEASE_JSON, SECRET_NAME, version
     runs = os.path.join(out, "runs")
     os.makedirs(runs, exist_ok=True)
     scratch = tempfile.mkdtemp(prefix=".build-", dir=runs)
@@ -106,6 +106,8 @@ def prepare_grader(build_source, out: str, label: str, secret: str | None = None
         if not os.path.isdir(grader.source):
             os.makedirs(grader.runs, exist_ok=True)
             os.replace(source, grader.source)  # whole or not at all
+        elif os.path.isfile(os.path.join(source, RELEASE_JSON)):  # the release's name, which counts in no
+            shutil.copyfile(os.path.join(source, RELEASE_JSON), os.path.join(grader.source, RELEASE_JSON))  # version
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
     return grader

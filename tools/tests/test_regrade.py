@@ -326,3 +326,21 @@ def test_check_failures_merge_each_checks_public_and_hidden_entries():
     them but fails the hidden ones counts as hidden-only; ungraded submissions count nowhere."""
     assert [row[0] for row in plots.check_failures(NEW)] == ["1.1", "3.2"]  # no bar for the hidden twin
     assert [row[2:] for row in plots.check_failures(NEW)] == [(0, 1, 2), (1, 0, 2)]
+
+
+def test_a_grader_is_named_by_its_version_and_keeps_its_release_name_current(tmp_path):
+    """runs/<grader version>/: a rebuilt grader that differs only by its release's name (which changes no score:
+    `make release`) finds its earlier work, and is named by the new release."""
+    from tools.regrade.graders import prepare_grader
+
+    def builder(name):
+        def build(out):
+            write(os.path.join(out, "grader", "run.py"), "# the grader\n")
+            write(os.path.join(out, "skeleton", "release.json"), json.dumps({"release": name}))
+            return out
+        return build
+    first = prepare_grader(builder("2026.1"), str(tmp_path), "this tree")
+    again = prepare_grader(builder("2026.2"), str(tmp_path), "this tree")
+    assert first.runs == again.runs and again.release == "2026.2"
+    assert again.name == f"grader version {again.version} (this tree, release 2026.2)"
+    assert again.version.endswith(".nosecret")  # no secret drawn: the build of a zip, before setup.sh
