@@ -55,6 +55,7 @@ WORKER_MAX_RSS_MB = 450  # student workers, at least; Gradescope gives 768 MB to
 MEMORY_FACTOR = 1.5  # ... or this times what a reference worker needed for the same run, if that is more
 WORKER_MAX_OUTPUT_MB = 32
 STAFF_FAILURE_CHARS = 3000  # of each hidden failure's whole message, in the staff-only entry
+FALLBACK = "The autograder stopped before it could grade this submission. Please tell the course staff."
 with open(os.path.join(HERE, "torchrun_env.json"), encoding="utf-8") as _f:
     TORCHRUN_ENVS = json.load(_f)  # what torchrun gives each rank (grader/torchrun_env.py captured it)
 
@@ -642,8 +643,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     began = time.monotonic()
     results, submission = os.path.abspath(args.results), os.path.abspath(args.submission)
-    write_fallback(results, "The autograder stopped before it could grade this submission. Please tell the "
-                            "course staff.")
+    write_fallback(results, FALLBACK)
     notes: list[str] = []
     layers = isolation(notes)
     if isinstance(layers, str):
