@@ -1,8 +1,9 @@
-"""`make gradescope-sim` on a machine that was used: one that has an /autograder (a privileged run made it, or
-anything else did), and after a run killed before its end (kill -9 of the tool, as a closed terminal does). Both
-configurations must then simulate as on a fresh machine: the image's /autograder is its own, and the next run
-ends what the dead one left running (root only; `make limits` runs it after its own simulations, so the docker
-image and the privileged room's setup are reused).
+"""`make gradescope-sim` on a machine that was used, as `make limits` walks it (root only): Gradescope's limits,
+each configuration graded right after a run of it was killed mid-grading (kill -9 of the tool, as a closed
+terminal does), the docker one on a machine that now has an /autograder (the privileged run made it, or anything
+else did). Each must grade as on a fresh machine: the image's /autograder is its own, and a run ends what a dead
+one left running. The killed runs cost little: they stop where the grading starts (the privileged one after its
+setup.sh, which the graded run then reuses).
 """
 
 from __future__ import annotations
@@ -28,13 +29,14 @@ IMAGE = os.path.join(REPO, "dist", "gradescope-image")
 TIMEOUT_S = 1800  # the tool's own guard: a simulation at half a CPU on a loaded machine
 
 
-# `make gradescope-sim`'s command, on the stubs (they fail at once), at a whole CPU: the room is what is tested
-# here, not Gradescope's limits (make limits' other runs), so its gradings take half the time.
-COMMAND = [sys.executable, "-m", "autograder.sim", "--submission", "stubs", "--reuse-setup", "--cpus", "1"]
+SIM = [sys.executable, "-m", "autograder.sim"]  # `make gradescope-sim`'s command
 
 
 def simulate(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([*COMMAND, *args], cwd=REPO, capture_output=True, text=True, timeout=TIMEOUT_S)
+    """A simulation at Gradescope's limits (half a CPU, 768 MB), its report shown (make limits' figures)."""
+    done = subprocess.run([*SIM, *args], cwd=REPO, capture_output=True, text=True, timeout=TIMEOUT_S)
+    print(done.stdout[-2000:])
+    return done
 
 
 def grading_began(results: str) -> bool:
@@ -51,9 +53,11 @@ def kill_mid_grading(args: list[str], results: str) -> None:
     """Start a simulation and kill -9 its process group once its grader has begun: the grader, in a session of
     its own (privileged) or a container (docker), and what runc started, outlive it, as they do when a TA's
     terminal closes."""
+    if os.path.exists(results):  # (the privileged room's, from an earlier run: the image's is mounted by the run)
+        os.remove(results)
     with tempfile.TemporaryFile() as said:  # a file, not a pipe: nothing the tool prints can block it
-        proc = subprocess.Popen([*COMMAND, *args], cwd=REPO, stdout=said, stderr=subprocess.STDOUT,
-                                start_new_session=True)
+        proc = subprocess.Popen([*SIM, "--submission", "stubs", *args], cwd=REPO, stdout=said,
+                                stderr=subprocess.STDOUT, start_new_session=True)
         try:
             while not grading_began(results) and proc.poll() is None:  # a condition, polled: no fixed wait
                 time.sleep(0.1)
@@ -86,8 +90,9 @@ def container_processes(state_json: str) -> list[int]:
     return sorted(pids)
 
 
-def expect_stubs_graded(done: subprocess.CompletedProcess) -> None:
-    assert done.returncode == 0 and "score 0.0" in done.stdout and "PROBLEM" not in done.stdout, \
+def expect_full_marks(done: subprocess.CompletedProcess) -> None:
+    """The solutions graded at Gradescope's limits: every point (--expect full), nothing wrong."""
+    assert done.returncode == 0 and "PROBLEM" not in done.stdout, \
         f"exit code {done.returncode}:\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}"
 
 
@@ -128,10 +133,25 @@ def test_the_docker_image_has_its_own_autograder_whatever_this_machine_has():
             os.rmdir(planted)
 
 
-def test_a_killed_docker_run_stops_nothing():
-    """(`make limits` grades the stubs in the docker room here, after a killed run: not again before.)"""
+def test_privileged_after_a_killed_run():
+    """In /autograder, as a TA's `make gradescope-sim CONFIG=privileged` (or the fallback where this machine's
+    /autograder is not the tool's): setup.sh afresh, a grading of the stubs killed once begun, then the
+    solutions at Gradescope's limits."""
+    root = sim.Privileged.default_root()
+    kill_mid_grading(["--config", "privileged", "--root", root], os.path.join(root, "results", "results.json"))
+    left = freeze(processes_tagged(sim.SIM_ROOT, root))
+    assert left, "the killed run's grader did not outlive it: nothing was tested"
+    done = simulate("--config", "privileged", "--root", root, "--reuse-setup", "--submission", "solutions",
+                    "--expect", "full")
+    expect_full_marks(done)
+    assert "ending" in done.stderr and processes_tagged(sim.SIM_ROOT, root) == []
+
+
+def test_docker_after_a_killed_run():
+    """The image of `make docker` (kept in dist/gradescope-image), this machine now having an /autograder: a
+    grading of the stubs killed once begun, then the solutions at Gradescope's limits."""
     results = os.path.join(IMAGE, "disk", "image", "autograder", "results", "results.json")
-    kill_mid_grading(["--config", "docker", "--image", IMAGE], results)
+    kill_mid_grading(["--config", "docker", "--image", IMAGE, "--reuse-setup"], results)
     state = os.path.join(IMAGE, "disk", "runc")
     containers = os.listdir(state)
     assert containers, "the killed run left no container: nothing was tested"
@@ -139,21 +159,8 @@ def test_a_killed_docker_run_stops_nothing():
         init = started(json.load(f)["init_process_pid"])
     assert init[1] is not None, "the killed run's container did not outlive it: nothing was tested"
     assert freeze(container_processes(os.path.join(state, containers[0], "state.json")))
-    expect_stubs_graded(simulate("--config", "docker", "--image", IMAGE, "--expect", "0"))
+    expect_full_marks(simulate("--config", "docker", "--image", IMAGE, "--reuse-setup", "--submission", "solutions",
+                               "--expect", "full"))
     assert started(init[0]) != init, f"the killed run's container (pid {init[0]}) still runs"
     namespaces = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
     assert not [name for name in containers if name in namespaces]
-
-
-def test_a_killed_privileged_run_stops_nothing():
-    """In /autograder, as a TA's `make gradescope-sim CONFIG=privileged` (or the fallback where this machine's
-    /autograder is not the tool's)."""
-    root = sim.Privileged.default_root()
-    kill_mid_grading(["--config", "privileged", "--root", root], os.path.join(root, "results", "results.json"))
-    left = freeze(processes_tagged(sim.SIM_ROOT, root))
-    assert left, "the killed run's grader did not outlive it: nothing was tested"
-    done = simulate("--config", "privileged", "--root", root, "--expect", "0")
-    expect_stubs_graded(done)
-    assert "ending" in done.stderr and processes_tagged(sim.SIM_ROOT, root) == []
-    with open(os.path.join(root, "results", "results.json"), encoding="utf-8") as f:
-        assert json.load(f)["score"] == 0.0  # this run's results: the dead run's grader wrote none over them
