@@ -105,9 +105,19 @@ def started(pid: int) -> tuple[int, str | None]:
         return pid, None
 
 
+def seen_in_a_container(image, path: str) -> list[str]:
+    with tempfile.TemporaryFile() as out:
+        ran = image.run(["ls", "-A", path], {"PATH": "/usr/bin:/bin"}, stdout=out)
+        out.seek(0)
+        assert ran.exit_code == 0, out.read().decode()
+        out.seek(0)
+        return sorted(out.read().decode().split())
+
+
 def test_the_docker_image_has_its_own_autograder_whatever_this_machine_has():
     """An image made while this machine has an /autograder (of anything, here a file the test plants if it
-    has none): the tool lays its /autograder out without refusing, and a container sees none of the host's."""
+    has none): the tool lays its /autograder out without refusing, and a container sees none of the host's;
+    nor does it once reopened, when its /autograder was made before this machine had one (not hidden then)."""
     from autograder.container import Image
     planted = None
     if not os.path.exists(sim.GRADESCOPE_ROOT):
@@ -116,16 +126,18 @@ def test_the_docker_image_has_its_own_autograder_whatever_this_machine_has():
     sentinel = os.path.join(sim.GRADESCOPE_ROOT, "host-only-file")
     with open(sentinel, "w") as f:
         f.write("this machine's, not the image's\n")
-    image = Image(tempfile.mkdtemp(prefix="minddp-test-image-", dir="/var/tmp"))
+    workdir = tempfile.mkdtemp(prefix="minddp-test-image-", dir="/var/tmp")
+    image = Image(workdir)
     try:
         archive = os.path.join(image.workdir, "autograder.zip")
         sim.assemble.build_zip(archive)
         assert sim.lay_out(image.path(sim.GRADESCOPE_ROOT), archive, reuse_setup=False, check_reach=False)
-        with tempfile.TemporaryFile() as out:
-            ran = image.run(["ls", "-A", sim.GRADESCOPE_ROOT], {"PATH": "/usr/bin:/bin"}, stdout=out)
-            out.seek(0)
-            seen = out.read().decode().split()
-        assert ran.exit_code == 0 and sorted(seen) == ["results", "source", "submission"], seen
+        assert seen_in_a_container(image, sim.GRADESCOPE_ROOT) == ["results", "source", "submission"]
+        os.removexattr(image.path(sim.GRADESCOPE_ROOT), "trusted.overlay.opaque")  # as an image made before
+        assert "host-only-file" in seen_in_a_container(image, sim.GRADESCOPE_ROOT)  # (the test can fail)
+        image.close(keep=True)
+        image = Image(workdir)  # the next run's
+        assert seen_in_a_container(image, sim.GRADESCOPE_ROOT) == ["results", "source", "submission"]
     finally:
         image.close()
         os.remove(sentinel)
