@@ -175,7 +175,7 @@ ci-last: $(STAMP) ## CI's last stage: make limits, with make staff-tools, py310 
 # (verdicts must not depend on speed: the stubs, which fail at once, are not among them).
 LIMITS_CASES := solutions,infinite-loop,partial-frame  # a hang and a stalled channel: deadlines from the same run
 GRADESCOPE_IMAGE := dist/gradescope-image
-limits: $(STAMP) check-sync ## Gradescope's limits (root): gradescope-sim on solutions and stubs; timing cases at 0.25 CPU + hogs
+limits: $(STAMP) check-sync ## Gradescope's limits (root): gradescope-sim, each room after a killed run (solutions); timing cases at 0.25 CPU + hogs
 	@$(TIMINGS) start limits
 ifeq ($(shell id -u),0)
 	$(PYTEST) -q -s autograder/tests/test_sim_rooms.py
