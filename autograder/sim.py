@@ -130,7 +130,9 @@ class Privileged:
             left = [pid for pid in processes_tagged(SIM_ROOT, root) if pid != os.getpid()]
             if left:
                 print(f"ending {len(left)} process(es) a killed run left in {root}", file=sys.stderr)
+                groups = limits_cgroups(left)
                 kill_all(left)
+                remove_when_empty(groups)
 
     @staticmethod
     def default_root() -> str:
@@ -185,6 +187,38 @@ class Docker:
 
     def close(self) -> None:
         self.image.close(keep=self.keep)
+
+
+def limits_cgroups(pids: list[int]) -> set[str]:
+    """The cgroup folders limits.Cgroup made (minddp-limits-*) that hold these processes (v1: one per controller)."""
+    found = set()
+    for pid in pids:
+        try:
+            with open(f"/proc/{pid}/cgroup") as f:
+                lines = f.read().splitlines()
+        except OSError:
+            continue
+        for line in lines:
+            _, controllers, path = line.split(":", 2)
+            top = path.strip("/").split("/")[0]
+            if top.startswith("minddp-limits-"):
+                controller = controllers.split(",")[0].removeprefix("name=")
+                found.add(os.path.join("/sys/fs/cgroup", controller, top) if controller else
+                          os.path.join("/sys/fs/cgroup", top))
+    return found
+
+
+def remove_when_empty(folders: set[str]) -> None:
+    """A killed run's cgroups, once the processes just killed have left them (asynchronously: a few tries)."""
+    for folder in folders:
+        for _ in range(50):
+            try:
+                os.rmdir(folder)
+                break
+            except FileNotFoundError:
+                break
+            except OSError:
+                time.sleep(0.1)
 
 
 def setup_env(room, torch_index: str | None) -> dict[str, str]:

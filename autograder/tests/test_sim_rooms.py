@@ -153,10 +153,13 @@ def test_privileged_after_a_killed_run():
     kill_mid_grading(["--config", "privileged", "--root", root], os.path.join(root, "results", "results.json"))
     left = freeze(processes_tagged(sim.SIM_ROOT, root))
     assert left, "the killed run's grader did not outlive it: nothing was tested"
+    groups = sim.limits_cgroups(left)
+    assert groups, "the killed run's grader was in no cgroup of Gradescope's limits"
     done = simulate("--config", "privileged", "--root", root, "--reuse-setup", "--submission", "solutions",
                     "--expect", "full")
     expect_full_marks(done)
     assert "ending" in done.stderr and processes_tagged(sim.SIM_ROOT, root) == []
+    assert not [group for group in groups if os.path.exists(group)]  # nor its cgroups
 
 
 def test_docker_after_a_killed_run():
