@@ -4,6 +4,12 @@ PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
+# This tree's commands run this tree's code, whatever venv they use: `grader` (autograder/grader, a top-level name)
+# is found here before the editable install's mapping, which points at the tree that ran `make install` last (a
+# second checkout or a git worktree sharing .venv re-points it).
+ifeq ($(findstring $(CURDIR)/autograder,$(PYTHONPATH)),)
+export PYTHONPATH := $(CURDIR)/autograder$(if $(PYTHONPATH),:$(PYTHONPATH))
+endif
 PYTEST := $(PY) -m pytest -p no:cacheprovider
 TIMINGS := $(PY) -m tools.timings  # each tier's target records its wall time (dist/timings.json)
 
@@ -26,7 +32,12 @@ install: $(STAMP) ## create .venv with the pinned packages (torch 2.13.0 CPU)
 # test`, then `make ci-last`: `make limits` (Gradescope's limits, a quarter vCPU beside CPU hogs) with, beside it,
 # `make staff-tools` (the parts table proven, make regrade), `make py310` (Gradescope's Python) and `make doors`
 # (the front doors end to end, fresh venvs).
-check: lint check-sync unit ## fast checks: lint, release in sync, unit tests of tools, grader, handout
+# Each stage of `make check` runs even when one before it failed, and each names everything it finds stale: one
+# run lists every line a change left behind.
+check: $(STAMP) ## fast checks: lint, release in sync, unit tests of tools, grader, handout (every stage runs)
+	@status=0; for target in lint check-sync unit; do $(MAKE) --no-print-directory $$target || status=1; done; \
+	[ $$status = 0 ] || echo "make check: FAILED (every stage ran: the messages above name each thing to fix)"; \
+	exit $$status
 
 test: check validate selftest ## the public suite, gradings of the solutions, stubs, a few mutants (CI: all, and more)
 
@@ -60,11 +71,12 @@ lint: $(STAMP) ## ruff (ruff.toml), and prove the code runs on Gradescope's Pyth
 
 unit: $(STAMP) ## unit tests: tools, the grader's pieces (staging, sandbox, results), the handout
 	@$(TIMINGS) start unit
-	$(PYTEST) -q tools/tests
+	status=0; $(PYTEST) -q tools/tests || status=1; \
 	$(PYTEST) -q autograder/tests/test_grader_units.py autograder/tests/test_sandbox.py autograder/tests/test_mounts.py \
 	    autograder/tests/test_uids.py autograder/tests/test_seccomp.py autograder/tests/test_reference_cache.py \
-	    autograder/tests/test_zygote.py autograder/tests/test_chroot_jail.py autograder/tests/test_coverage.py
-	$(PYTEST) -q -rs handout/tests
+	    autograder/tests/test_zygote.py autograder/tests/test_chroot_jail.py autograder/tests/test_coverage.py \
+	    || status=1; \
+	$(PYTEST) -q -rs handout/tests || status=1; exit $$status
 	@$(TIMINGS) stop unit
 
 demo: $(STAMP) ## train with minddp and torch DDP side by side on 2 ranks
@@ -93,10 +105,10 @@ assignment: $(STAMP) ## regenerate assignment/ (the student release) and the pub
 	$(PY) -m tools.expected
 	$(PY) -m tools.assign generate
 
-check-sync: $(STAMP) ## fail if assignment/ or solutions/checks/expected.json is not what `make assignment` writes
+check-sync: $(STAMP) ## fail if assignment/ or checks/expected.json is not what `make assignment` writes, or CHANGELOG.md is malformed
 	@$(TIMINGS) start check-sync
-	$(PY) -m tools.assign check
-	$(PY) -m tools.expected --check
+	status=0; $(PY) -m tools.assign check || status=1; $(PY) -m tools.expected --check || status=1; \
+	$(PY) -m tools.changelog check || status=1; exit $$status
 	@$(TIMINGS) stop check-sync
 
 diff: $(STAMP) ## per function: stub vs solution (SUBMISSION=folder-or-zip, code only; COMMENTS=1; RESULTS=results.json)
@@ -163,20 +175,18 @@ ci-last: $(STAMP) ## CI's last stage: make limits, with make staff-tools, py310 
 	exit $$status
 	@$(TIMINGS) stop ci-last
 
-# Gradescope's limits, walked the way CI walks them (root only): the built zip through setup.sh, the solutions
-# (full marks) and the stubs (0) at half a vCPU and 768 MB, in the Docker-default configuration (the image of `make
-# docker`, kept in dist/gradescope-image) and the solutions in the privileged one (a fresh root); then the
-# self-test's time-sensitive cases at a quarter vCPU beside CPU hogs (verdicts must not depend on speed: the
-# stubs, which fail at once, are not among them).
+# Gradescope's limits, walked the way CI walks them (root only), on a used machine (test_sim_rooms.py): the built
+# zip through setup.sh in the privileged configuration, in /autograder as a TA's `make gradescope-sim
+# CONFIG=privileged`, a grading killed once begun, then the solutions (full marks) at half a vCPU and 768 MB;
+# then in the Docker-default one (the image of `make docker`, kept in dist/gradescope-image) on this machine that
+# now has an /autograder, the same; then the self-test's time-sensitive cases at a quarter vCPU beside CPU hogs
+# (verdicts must not depend on speed: the stubs, which fail at once, are not among them).
 LIMITS_CASES := solutions,infinite-loop,partial-frame  # a hang and a stalled channel: deadlines from the same run
 GRADESCOPE_IMAGE := dist/gradescope-image
-limits: $(STAMP) check-sync ## Gradescope's limits (root): gradescope-sim on solutions and stubs; timing cases at 0.25 CPU + hogs
+limits: $(STAMP) check-sync ## Gradescope's limits (root): gradescope-sim, each room after a killed run (solutions); timing cases at 0.25 CPU + hogs
 	@$(TIMINGS) start limits
 ifeq ($(shell id -u),0)
-	$(PY) -m autograder.sim --config docker --image $(GRADESCOPE_IMAGE) --reuse-setup --submission solutions --expect full
-	$(PY) -m autograder.sim --config docker --image $(GRADESCOPE_IMAGE) --reuse-setup --submission stubs --expect 0
-	@root=$$(mktemp -d /var/cache/minddp-limits-XXXXXX) && trap 'rm -rf "$$root"' EXIT && chmod 755 "$$root" && \
-	$(PY) -m autograder.sim --config privileged --root "$$root/autograder" --submission solutions --expect full
+	$(PYTEST) -q -s autograder/tests/test_sim_rooms.py
 	$(PY) -m autograder.selftest.runner --cases $(LIMITS_CASES) --cpus 0.25 --hog 2 --jobs 2
 else
 	@echo "limits: needs root (cgroups, a student uid), as Gradescope has; not run as uid $$(id -u)"
@@ -207,9 +217,14 @@ gradescope-sim: $(STAMP) check-sync ## Gradescope on this machine (root): setup.
 	$(PY) -m autograder.sim --config $(CONFIG) $(if $(filter docker,$(CONFIG)),--image $(GRADESCOPE_IMAGE) --reuse-setup) \
 	    $(if $(SUBMISSION),--submission "$(SUBMISSION)") $(SIM_ARGS)
 
-autograder: $(STAMP) check-sync ## dist/autograder.zip for Gradescope, and dist/solutions.zip, stubs.zip to test it with
-	$(PY) -m autograder.assemble zip dist/autograder.zip
+autograder: $(STAMP) check-sync ## dist/autograder.zip for Gradescope (prints its grader version and points), dist/solutions.zip, stubs.zip
 	$(PY) -m autograder.assemble smoke-zips dist
+	$(PY) -m autograder.assemble zip dist/autograder.zip
+
+.PHONY: release
+release: $(STAMP) ## cut a release: CHANGELOG.md's Unreleased entries become YEAR.N with the grader version; assignment/ follows
+	$(PY) -m tools.changelog release --grader "$$($(PY) -m autograder.assemble version)"
+	$(MAKE) --no-print-directory assignment
 
 clean: ## remove the venv and build products
 	-@umount -l $(GRADESCOPE_IMAGE)/disk 2>/dev/null

@@ -3,6 +3,7 @@
     python -m autograder.assemble zip dist/autograder.zip        # `make autograder`
     python -m autograder.assemble smoke-zips dist                # `make autograder`: dist/solutions.zip, stubs.zip
     python -m autograder.assemble source OUT                     # the source folder alone (make regrade OLD=rev)
+    python -m autograder.assemble version                        # its grader version's CODE (make release)
 
 The source folder (the zip's content, /autograder/source on Gradescope):
 
@@ -102,8 +103,15 @@ def build_source(out: str, secret: bool = True) -> str:
 
 
 def build_zip(path: str) -> str:
+    return build_zip_and_version(path)[0]
+
+
+def build_zip_and_version(path: str) -> tuple[str, str]:
+    """The zip, and its grader's CODE (grader/grader_version.py: the image's setup.sh adds the DRAW)."""
+    from grader.grader_version import code_digest
     with tempfile.TemporaryDirectory() as tmp:
         source = build_source(os.path.join(tmp, "source"), secret=False)
+        code = code_digest(source)
         os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
         with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as zf:
             for root, _, files in os.walk(source):
@@ -112,7 +120,35 @@ def build_zip(path: str) -> str:
                     info = zipfile.ZipInfo.from_file(full, os.path.relpath(full, source))
                     with open(full, "rb") as f:
                         zf.writestr(info, f.read())
-    return path
+    return path, code
+
+
+def deployment_card(code: str) -> str:
+    """What a TA types into Gradescope and expects of the smoke test, from the checks' weights (one truth: no
+    total is typed in a document), and which grader the zip is (CHANGELOG.md names released ones)."""
+    from tools import student_side
+    from tools.changelog import ChangelogError, read
+    student_side()
+    from checks.registry import full_marks, public_checks
+    required = sum(c.weight for c in public_checks() if not c.bonus)
+    full = full_marks()
+    try:
+        changelog = read()
+        released = next((r.name for r in changelog.releases if r.grader == code), None)
+        newest = f"its newest, {changelog.current}, has grader {changelog.releases[0].grader}" if \
+            changelog.releases else "it names none yet"
+        release = released or (f"none: CHANGELOG.md names no release with this grader ({newest}); before deploying, "
+                               "add what changed under `## Unreleased` and run `make release`")
+    except ChangelogError as error:
+        release = f"unknown: CHANGELOG.md cannot be read: {error}"
+    return "\n".join([
+        f"grader version {code}.DRAW (DRAW: the secret setup.sh draws when Gradescope builds the image)",
+        f"release: {release}",
+        f"Autograder points (Gradescope: Create Assignment): {required:g}",
+        f"bonus: {full - required:g} points of extra credit on top (entries with a maximum of 0): a perfect "
+        f"submission shows {full:g} / {required:g}",
+        f"smoke test (Configure Autograder > Test Autograder): dist/solutions.zip must score {full:g} / {required:g}, "
+        f"dist/stubs.zip 0 / {required:g}"])
 
 
 def student_files() -> list:
@@ -154,7 +190,8 @@ def smoke_zips(out: str) -> list[str]:
         written.append(os.path.join(out, f"{name}.zip"))
         write_submission(os.path.join(REPO, root), files, written[-1])
         with zipfile.ZipFile(written[-1], "a") as zf:  # solutions/ has no release.json: the current release's
-            zf.writestr(RELEASE_STAMP, stamp)
+            if RELEASE_STAMP not in zf.namelist():  # (assignment/'s is it already: `make submit` zipped it)
+                zf.writestr(RELEASE_STAMP, stamp)
     return written
 
 
@@ -167,9 +204,16 @@ def main(argv: list[str] | None = None) -> int:
     smoke_cmd.add_argument("out")
     source_cmd = sub.add_parser("source", help="the source folder (the zip's content, with this checkout's secret)")
     source_cmd.add_argument("out")
+    sub.add_parser("version", help="the CODE of the grader version of the zip this tree builds")
     args = parser.parse_args(argv)
+    if args.command == "version":
+        from grader.grader_version import code_digest
+        with tempfile.TemporaryDirectory() as tmp:
+            print(code_digest(build_source(os.path.join(tmp, "source"), secret=False)))
+        return 0
     if args.command == "zip":
-        print(build_zip(args.path))
+        path, code = build_zip_and_version(args.path)
+        print(f"{path}\n{deployment_card(code)}")
         return 0
     if args.command == "source":
         print(build_source(args.out))

@@ -29,6 +29,8 @@ more than newer ones (e.g. AF_VSOCK sockets); the grader's own seccomp filter re
 from __future__ import annotations
 
 import argparse
+import contextlib
+import fcntl
 import functools
 import json
 import os
@@ -58,6 +60,7 @@ SECCOMP_ARCH = {"x86_64": "SCMP_ARCH_X86_64", "aarch64": "SCMP_ARCH_AARCH64"}
 # Folders of this machine an image would not have: empty in the container (overlayfs "opaque" folders).
 HIDDEN = ("/work", "/root", "/home", "/tmp", "/var/tmp", "/farm", "/mnt", "/old_root", "/run", "/autograder")
 STICKY = ("/tmp", "/var/tmp")
+OWN = "/autograder"  # Gradescope's path: the image's own, whatever this machine has (or later gets) there
 IMAGE_GB = 32  # the sparse ext4 file holding the layers (only what is written takes space)
 
 
@@ -185,6 +188,31 @@ def _run(command: list[str], **kwargs) -> None:
     subprocess.run(command, check=True, stdin=subprocess.DEVNULL, capture_output=True, **kwargs)
 
 
+_HELD: dict[str, int] = {}  # lock file -> its descriptor, for the locks this process holds
+
+
+def exclusive(path: str, what: str) -> bool:
+    """Hold an exclusive lock on ``path`` (created if missing) for the rest of this process: False if this
+    process held it already. Another process holding it: wait for it, saying so (a run killed before its end
+    holds nothing: the kernel drops its locks, and what it left is then cleaned up by the next run)."""
+    if path in _HELD:
+        return False
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        print(f"waiting for another run that uses {what} ({path})", file=sys.stderr, flush=True)
+        fcntl.flock(fd, fcntl.LOCK_EX)
+    _HELD[path] = fd
+    return True
+
+
+def release(path: str) -> None:
+    fd = _HELD.pop(path, None)
+    if fd is not None:
+        os.close(fd)  # the lock goes with the descriptor
+
+
 class Image:
     """An image (one layer over this machine's root) and fresh containers from it. ``setup`` writes the image
     layer, like the build of Gradescope's image (setup.sh); ``run`` starts a container of its own each time."""
@@ -196,6 +224,8 @@ class Image:
         self.disk = os.path.join(self.workdir, "disk")
         self.file = os.path.join(self.workdir, "layers.ext4")
         os.makedirs(self.disk, exist_ok=True)
+        self.lock = os.path.join(self.workdir, "lock")
+        self.owns_lock = first = exclusive(self.lock, "this image")
         if not os.path.ismount(self.disk):
             if not os.path.exists(self.file):
                 with open(self.file, "wb") as f:
@@ -203,14 +233,44 @@ class Image:
                 _run(["mkfs.ext4", "-q", "-F", "-E", "lazy_itable_init=1,lazy_journal_init=1", self.file])
             _run(["mount", "-o", "loop", self.file, self.disk])
         self.layer = os.path.join(self.disk, "image")
-        if not os.path.isdir(self.layer):
-            os.makedirs(self.layer)
-            for path in HIDDEN:
-                if os.path.isdir(path):
-                    hidden = self.layer + path
-                    os.makedirs(hidden, exist_ok=True)
-                    os.setxattr(hidden, "trusted.overlay.opaque", b"y")
-                    os.chmod(hidden, 0o1777 if path in STICKY else 0o755)
+        os.makedirs(self.layer, exist_ok=True)
+        if first:
+            self.clean_up_after_killed_runs()
+        for path in HIDDEN:  # each time: this machine may have made one since the image was (e.g. /autograder)
+            hidden = self.layer + path
+            if (os.path.isdir(path) or path == OWN) and not os.path.exists(hidden):
+                os.makedirs(hidden)
+                os.chmod(hidden, 0o1777 if path in STICKY else 0o755)
+            if os.path.isdir(hidden):
+                os.setxattr(hidden, "trusted.overlay.opaque", b"y")
+
+    def clean_up_after_killed_runs(self) -> None:
+        """What runs of this image killed before their end left (none can be running: this process holds the
+        image's lock): their containers (runc's state), whose processes runc kills, their cgroups, network
+        namespaces and root file systems."""
+        state = os.path.join(self.disk, "runc")
+        for name in sorted(os.listdir(state)) if os.path.isdir(state) else []:
+            cgroups = self._cgroups_of(os.path.join(state, name, "state.json"))
+            subprocess.run(["runc", "--root", state, "delete", "--force", name], capture_output=True)
+            subprocess.run(["ip", "netns", "delete", name], capture_output=True)
+            for folder in cgroups:  # limits.Cgroup's folder, above runc's own (which runc removed)
+                if os.path.basename(folder).startswith("minddp-limits-"):
+                    with contextlib.suppress(OSError):
+                        os.rmdir(folder)
+        runs = os.path.join(self.disk, "runs")
+        for name in sorted(os.listdir(runs)) if os.path.isdir(runs) else []:
+            subprocess.run(["umount", "-l", os.path.join(runs, name, "rootfs")], capture_output=True)
+            shutil.rmtree(os.path.join(runs, name), ignore_errors=True)
+
+    @staticmethod
+    def _cgroups_of(state_json: str) -> set[str]:
+        """The folders above a container's cgroups (runc's state.json), where limits.Cgroup put them."""
+        try:
+            with open(state_json, encoding="utf-8") as f:
+                paths = json.load(f).get("cgroup_paths") or {}
+        except (OSError, ValueError):
+            return set()
+        return {os.path.dirname(p.rstrip("/")) for p in paths.values() if isinstance(p, str)}
 
     def path(self, inside: str) -> str:
         """Where a file the setup wrote into the image is, on this machine."""
@@ -291,6 +351,8 @@ class Image:
         subprocess.run(["umount", "-l", self.disk], capture_output=True)
         if not keep:
             shutil.rmtree(self.workdir, ignore_errors=True)
+        if self.owns_lock:
+            release(self.lock)
 
 
 # -- what the container is, seen from inside -------------------------------------------------------------------

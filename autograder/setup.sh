@@ -67,3 +67,6 @@ chmod -R go-rwx "$ROOT/source"
 (cd "$ROOT/source" && "$ROOT/venv/bin/python" -m grader --source "$ROOT/source" --make-secret)
 # The reference pass, once, here: each grading then reuses it (after checking this machine reproduces it).
 (cd "$ROOT/source" && "$ROOT/venv/bin/python" -m grader --source "$ROOT/source" --reference-only)
+# Which grader this image is: CODE (CHANGELOG.md names each release's) and DRAW (the secret just drawn); every
+# results.json's staff entry repeats it (grader/grader_version.py).
+(cd "$ROOT/source" && "$ROOT/venv/bin/python" -m grader.grader_version --source "$ROOT/source")

@@ -12,7 +12,13 @@ Two configurations of the room the autograder runs in:
   every grading runs in a fresh container from that image, as root, /autograder/{submission,results} bound
   from this machine, inside a cgroup of ``--cpus`` CPUs and ``--memory-mb`` MB made outside it;
 * ``privileged`` (the former simulation: a VM or a privileged container): setup.sh and run_autograder as root
-  with every capability, in ``--root`` (default /autograder) on this machine, inside the same kind of cgroup.
+  with every capability, in ``--root`` on this machine (default /autograder, or FALLBACK_ROOT where this
+  machine has an /autograder this tool did not make), inside the same kind of cgroup.
+
+A run killed before its end (Ctrl-C, a closed terminal, kill -9) leaves nothing that stops the next: each room
+is locked while a run uses it (``container.exclusive``), and the next run first ends what a dead one left
+running (its grader, setup.sh; in the docker room, its containers, their mounts and namespaces). What this
+machine has at /autograder never reaches the docker room: the image's /autograder is its own.
 
 Either way: builds dist/autograder.zip (`make autograder`) and unzips it into ROOT/source as Gradescope does;
 runs setup.sh (apt, the venv, torch from TORCH_INDEX_URL: the PyTorch CPU index by default, ``--torch-index
@@ -34,7 +40,18 @@ import time
 import zipfile
 
 from autograder import assemble
-from autograder.grade import SYSTEM_PATH, Here, InContainer, Limits, expected_score, grade, place_submission
+from autograder.container import exclusive
+from autograder.grade import (
+    SYSTEM_PATH,
+    Here,
+    InContainer,
+    Limits,
+    expected_score,
+    grade,
+    kill_all,
+    place_submission,
+    processes_tagged,
+)
 from autograder.limits import hogs, stop_hogs
 from grader.reference import CACHE_NAME
 from grader.results import gradescope_problems
@@ -43,6 +60,9 @@ from grader.secret import NAME as SECRET_NAME
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
 MARKER = ".made-by-minddp-gradescope-sim"
+GRADESCOPE_ROOT = "/autograder"
+FALLBACK_ROOT = "/var/lib/minddp-gradescope-sim/autograder"  # privileged, where /autograder is not this tool's
+SIM_ROOT = "MINDDP_SIM_ROOT"  # in the environment of everything a privileged run starts: finds what a dead one left
 # Wall-time budgets at Gradescope's half vCPU (reported, never a verdict: machines differ): the solutions,
 # and the worst hostile submission (every part hangs), against Gradescope's 10-minute limit.
 BUDGETS_S = {"solutions": 60.0, "hostile": 300.0}
@@ -70,9 +90,7 @@ def ancestors(path: str) -> list[str]:
 
 def lay_out(root: str, archive: str, reuse_setup: bool, check_reach: bool = True) -> bool:
     """ROOT/source from the zip, fresh submission/ and results/; True if setup.sh must run. ``root`` is where
-    ROOT is on this machine (in the docker configuration: inside the image layer)."""
-    if os.path.exists(root) and not os.path.exists(os.path.join(root, MARKER)):
-        raise SystemExit(f"{root} exists and was not made by this tool: refusing to touch it (use --root)")
+    ROOT is on this machine (in the docker configuration: inside the image layer, the image's own)."""
     stamp = setup_stamp(archive)
     setup_done = os.path.join(root, "venv", ".setup-done")
     needed = not (reuse_setup and os.path.exists(setup_done) and open(setup_done).read() == stamp)
@@ -86,7 +104,6 @@ def lay_out(root: str, archive: str, reuse_setup: bool, check_reach: bool = True
     if closed:  # Gradescope's /autograder is reachable by every uid: the student uid runs ROOT/venv's python
         raise SystemExit(f"{closed[0]} is not searchable by other users (mode {os.stat(closed[0]).st_mode & 0o777:o}), "
                          f"so the student uid could not run {root}/venv/bin/python: chmod o+x it or pick another --root")
-    open(os.path.join(root, MARKER), "w").close()
     with zipfile.ZipFile(archive) as zf:
         zf.extractall(os.path.join(root, "source"))
     for name in ("setup.sh", "run_autograder"):
@@ -97,12 +114,35 @@ def lay_out(root: str, archive: str, reuse_setup: bool, check_reach: bool = True
 
 
 class Privileged:
-    """setup.sh and run_autograder as root with every capability, ROOT on this machine."""
+    """setup.sh and run_autograder as root with every capability, ROOT on this machine: a folder this tool made
+    (its MARKER), locked while a run uses it; what a killed run left running there is ended first."""
 
     name = "privileged"
 
     def __init__(self, root: str):
         self.root = self.here = root
+        if os.path.exists(root) and not os.path.exists(os.path.join(root, MARKER)):
+            raise SystemExit(f"{root} exists and was not made by this tool: refusing to touch it (--root picks "
+                             "another folder)")
+        os.makedirs(root, exist_ok=True)
+        open(os.path.join(root, MARKER), "a").close()  # first: a run killed at any point leaves it ours
+        if exclusive(os.path.join(root, MARKER), root):
+            left = [pid for pid in processes_tagged(SIM_ROOT, root) if pid != os.getpid()]
+            if left:
+                print(f"ending {len(left)} process(es) a killed run left in {root}", file=sys.stderr)
+                groups = limits_cgroups(left)
+                kill_all(left)
+                remove_when_empty(groups)
+
+    @staticmethod
+    def default_root() -> str:
+        """/autograder, as on Gradescope, unless this machine has one this tool did not make."""
+        mine = os.path.exists(os.path.join(GRADESCOPE_ROOT, MARKER))
+        if os.path.exists(GRADESCOPE_ROOT) and not mine:
+            print(f"{GRADESCOPE_ROOT} exists and was not made by this tool: the privileged room is {FALLBACK_ROOT} "
+                  "(--root picks another)", file=sys.stderr)
+            return FALLBACK_ROOT
+        return GRADESCOPE_ROOT
 
     def command(self, args: list[str], env: dict[str, str], cwd: str = "/") -> int:
         return subprocess.run(args, env=env, cwd=cwd).returncode
@@ -149,13 +189,45 @@ class Docker:
         self.image.close(keep=self.keep)
 
 
+def limits_cgroups(pids: list[int]) -> set[str]:
+    """The cgroup folders limits.Cgroup made (minddp-limits-*) that hold these processes (v1: one per controller)."""
+    found = set()
+    for pid in pids:
+        try:
+            with open(f"/proc/{pid}/cgroup") as f:
+                lines = f.read().splitlines()
+        except OSError:
+            continue
+        for line in lines:
+            _, controllers, path = line.split(":", 2)
+            top = path.strip("/").split("/")[0]
+            if top.startswith("minddp-limits-"):
+                controller = controllers.split(",")[0].removeprefix("name=")
+                found.add(os.path.join("/sys/fs/cgroup", controller, top) if controller else
+                          os.path.join("/sys/fs/cgroup", top))
+    return found
+
+
+def remove_when_empty(folders: set[str]) -> None:
+    """A killed run's cgroups, once the processes just killed have left them (asynchronously: a few tries)."""
+    for folder in folders:
+        for _ in range(50):
+            try:
+                os.rmdir(folder)
+                break
+            except FileNotFoundError:
+                break
+            except OSError:
+                time.sleep(0.1)
+
+
 def setup_env(room, torch_index: str | None) -> dict[str, str]:
     """setup.sh's environment: the system's PATH (the system python3), pip's settings of this machine."""
     env = {k: v for k, v in os.environ.items() if k.startswith(("PIP_", "http_", "https_", "HTTP_", "HTTPS_", "NO_PROXY",
                                                                 "no_proxy"))}
     env.update({"PATH": SYSTEM_PATH, "HOME": "/root", "LANG": "C.UTF-8", "AUTOGRADER_ROOT": room.root})
     if room.name == "privileged":
-        env = {**os.environ, **env}
+        env = {**os.environ, **env, SIM_ROOT: room.root}
     if torch_index is not None:
         env["TORCH_INDEX_URL"] = torch_index
     return env
@@ -202,8 +274,11 @@ def grade_in(room, cpus: float, memory_mb: int, hog: int):
     processes spinning outside the cgroup meanwhile."""
     spinning = hogs(hog)
     try:
+        env = {"PATH": SYSTEM_PATH, "LANG": "C.UTF-8", "HOME": "/root"}
+        if room.name == "privileged":
+            env[SIM_ROOT] = room.root  # what a killed run leaves is found by it
         graded = grade(room.here, root=room.root, room=room.runner(), python=f"{room.root}/venv/bin/python",
-                       env={"PATH": SYSTEM_PATH, "LANG": "C.UTF-8", "HOME": "/root"}, limits=Limits(cpus, memory_mb),
+                       env=env, limits=Limits(cpus, memory_mb),
                        log_path=os.path.join(room.here, "grading.log"), watch_tmp=False)
     finally:
         stop_hogs(spinning)
@@ -235,7 +310,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--config", choices=["docker", "privileged"], default="docker",
                         help="docker: Docker's default container, as Gradescope (default); privileged: every "
                              "capability, no container")
-    parser.add_argument("--root", default="/autograder", help="privileged: where ROOT is on this machine")
+    parser.add_argument("--root", help=f"privileged: where ROOT is on this machine (default {GRADESCOPE_ROOT}, or "
+                                       f"{FALLBACK_ROOT} if this machine has an {GRADESCOPE_ROOT} not made by this tool)")
     parser.add_argument("--image", help="docker: keep the image (setup.sh's layer) in this folder, for --reuse-setup")
     parser.add_argument("--submission", default="solutions", help="solutions, stubs, or a folder or .zip")
     parser.add_argument("--cpus", type=float, default=0.5, help="CPU quota (Gradescope's default: 0.5)")
@@ -247,12 +323,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--expect", type=expected_score,
                         help='the score the submission must get ("full": every point the checks give)')
     parser.add_argument("--budget-s", type=float, help="the wall-time budget to report against (default: "
-                        f"{BUDGETS_S['solutions']:g} s for the solutions, {BUDGETS_S['hostile']:g} s otherwise)")
+                        f"{BUDGETS_S['solutions']:g} s for a grading with every point, as the solutions', "
+                        f"{BUDGETS_S['hostile']:g} s otherwise)")
     args = parser.parse_args(argv)
     if os.geteuid() != 0:
         raise SystemExit("gradescope-sim runs as root, as Gradescope does")
     archive = assemble.build_zip(os.path.join(REPO, "dist", "autograder.zip"))
-    room = Docker(args.image) if args.config == "docker" else Privileged(os.path.abspath(args.root))
+    room = Docker(args.image) if args.config == "docker" else \
+        Privileged(os.path.abspath(args.root or Privileged.default_root()))
     try:
         setup_s = prepare(room, archive, args.reuse_setup, args.torch_index)
         place_named_submission(os.path.join(room.here, "submission"), args.submission)
@@ -274,7 +352,8 @@ def main(argv: list[str] | None = None) -> int:
           f"{measured['process_peak_mb']:.0f} MB without page cache), "
           f"{measured['oom_kills']} OOM kill(s)" + (f"; setup.sh {setup_s:.0f} s" if setup_s else ""))
     print(f"  {isolation}")
-    budget = args.budget_s or BUDGETS_S["solutions" if args.submission == "solutions" else "hostile"]
+    full = abs(results.get("score", -1) - expected_score("full")) < 1e-6  # the solutions' budget, whatever its name
+    budget = args.budget_s or BUDGETS_S["solutions" if full else "hostile"]
     scaled = budget * 0.5 / args.cpus  # the budgets are for Gradescope's half vCPU
     print(f"  budget: {scaled:.0f} s ({budget:g} s at 0.5 CPU): "
           + ("within it" if graded.seconds <= scaled else "OVER IT (a benchmark figure, not a verdict)"))

@@ -19,8 +19,8 @@ import json
 import os
 import sys
 
-from tools import REPO
-from tools.instructor_diff import Submission, render, stub_reports, submission_reports, verdict_lines
+from tools import REPO, instructor_diff
+from tools.instructor_diff import Submission, render, stub_reports, submission_reports
 from tools.release import Layout, ReleaseError, build_release, compare, write_release, write_student_zip
 from tools.student.course import parts_table
 
@@ -70,7 +70,15 @@ def cmd_diff(layout: Layout, args: argparse.Namespace) -> int:
     verdicts = None
     if args.results:
         with open(args.results, encoding="utf-8") as f:
-            verdicts = verdict_lines(json.load(f))
+            results = json.load(f)
+        from tools import student_side
+        student_side(layout.solutions)
+        from checks.registry import public_checks  # the checks' weights and runs: the bonus's points, the functions
+        checks = public_checks()
+        bonus: dict[str, float] = {}
+        for check in (c for c in checks if c.bonus):
+            bonus[check.part] = bonus.get(check.part, 0.0) + check.weight
+        verdicts = instructor_diff.read_verdicts(results, bonus, instructor_diff.check_function_names(checks))
     print(render(reports, notes, args.color, submission is not None, verdicts))
     return 0
 

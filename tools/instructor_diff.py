@@ -3,8 +3,9 @@
 Functions are matched by qualified name (``Reducer.mark_variable_ready``), so a submission may move code
 around or add helpers without confusing the comparison. A submission is compared as code: comments,
 docstrings and blank lines dropped on both sides (``comments=True`` keeps them), so a leftover
-``# YOUR CODE HERE`` is not a difference. With a results.json (``verdicts``), each part's first function
-carries that part's score and its failed checks.
+``# YOUR CODE HERE`` is not a difference. With a results.json (``read_verdicts``), each part's first function
+carries that part's score, and each failed entry's whole message (as the student reads it) sits under the
+function it concerns (``concerned``).
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import ast
 import difflib
 import io
 import os
+import re
 import textwrap
 import tokenize
 from dataclasses import dataclass, field
@@ -153,36 +155,108 @@ def submission_reports(entry: StudentFile, solution: str, placed: list[PlacedReg
     return reports, f"added: {', '.join(added)}" if added else ""
 
 
-def verdict_lines(results: dict) -> dict[str, list[str]]:
-    """{part: what results.json says of it}: its score, then each failed entry and its message's first line."""
-    tests = results.get("tests") or []
-    by_part: dict[str, list[str]] = {}
-    for part in dict.fromkeys(str(t.get("number", "")).split(".")[0] for t in tests):
-        mine = [t for t in tests if str(t.get("number", "")).split(".")[0] == part]
+@dataclass
+class Verdicts:
+    """What a results.json says, placed beside the code: each part's score (at its first function) and each
+    failed entry's whole message (at the function it concerns: ``concerned``)."""
+
+    headers: dict[str, str]  # part -> its score line
+    failed: list[dict]  # the failed entries, in results.json's order
+    names: dict[str, set[str]] = field(default_factory=dict)  # check number -> the functions its runs call
+
+
+def part_of(number: str) -> str:
+    return str(number).split(".")[0]
+
+
+def read_verdicts(results: dict, bonus_points: dict[str, float] | None = None,
+                  names: dict[str, set[str]] | None = None) -> Verdicts:
+    """``bonus_points``: each bonus part's points (its entries' maximum is 0: extra credit); ``names``: the
+    functions each check's runs call (``check_function_names``), to place its failures."""
+    tests = [t for t in results.get("tests") or [] if part_of(t.get("number", "")) != "0"]  # not the staff entry
+    headers = {}
+    for part in dict.fromkeys(part_of(t.get("number", "")) for t in tests):
+        mine = [t for t in tests if part_of(t.get("number", "")) == part]
         got, full = sum(t.get("score", 0) for t in mine), sum(t.get("max_score", 0) for t in mine)
-        failed = [t for t in mine if t.get("status") != "passed"]
-        label = f"Part {part}" if part.isdigit() else f"Bonus {part} (extra credit)"
-        lines = [f"   {label} verdicts: {got:g}/{full:g} points, {len(mine) - len(failed)} of {len(mine)} entries passed"]
-        for t in failed:
-            first = next((line.strip() for line in str(t.get("output", "")).splitlines() if line.strip()), "")
-            lines.append(f"   ✗ {t.get('number')} {t.get('name', '')[:60]}: {first[:160]}")
-        by_part[part] = lines
-    return by_part
+        passed = sum(t.get("status") == "passed" for t in mine)
+        if part.isdigit():
+            points = f"{got:g}/{full:g} points"
+        else:  # extra credit: results.json gives these entries a maximum of 0
+            of = (bonus_points or {}).get(part)
+            points = f"{got:g}" + (f"/{of:g}" if of is not None else "") + " points of extra credit"
+        label = f"Part {part}" if part.isdigit() else f"Bonus {part}"
+        headers[part] = f"   {label} verdicts: {points}, {passed} of {len(mine)} entries passed"
+    return Verdicts(headers, [t for t in tests if t.get("status") != "passed"], names or {})
+
+
+def check_function_names(checks: list) -> dict[str, set[str]]:
+    """{check number: the names its runs' arguments give as ``fn`` (Part 5's cases name the function they
+    call)}: where a failure's message does not name the function, its check may."""
+    def walk(value, found: set[str]) -> set[str]:
+        if isinstance(value, dict):
+            if isinstance(value.get("fn"), str):
+                found.add(value["fn"])
+            for item in value.values():
+                walk(item, found)
+        elif isinstance(value, (list, tuple)):
+            for item in value:
+                walk(item, found)
+        return found
+    return {check.number: walk([run.kwargs for run in check.runs], set()) for check in checks}
+
+
+def concerned(test: dict, reports: list[FunctionReport], names: set[str]) -> FunctionReport:
+    """The function a failed entry concerns, of ``reports`` (its part's): one its message, its name or its
+    check's runs name (one that differs from the solution first), else the first that differs, else the first."""
+    text = f"{test.get('name', '')}\n{test.get('output', '')}"
+
+    def named(r: FunctionReport) -> bool:
+        short = r.qualname.split(".")[-1]
+        return short in names or r.qualname in names or re.search(rf"\b{re.escape(short)}\b", text) is not None
+    differs = [r for r in reports if r.status not in ("identical", "designed otherwise")]
+    return next((r for r in reports if named(r) and r in differs), None) or next(
+        (r for r in reports if named(r)), None) or (differs or reports)[0]
+
+
+def failure_lines(test: dict) -> list[str]:
+    """A failed entry: its number, name and points, then its whole message as the student reads it."""
+    points = f"{test.get('score', 0):g}/{test.get('max_score', 0):g}" if test.get("max_score") else \
+        f"{test.get('score', 0):g}, extra credit"
+    lines = [f"   ✗ {test.get('number')} {test.get('name', '')} ({points} points)"]
+    return lines + [f"     │ {line}".rstrip() for line in str(test.get("output", "")).strip("\n").splitlines()]
+
+
+def placed_verdicts(reports: list[FunctionReport], verdicts: Verdicts) -> dict[int, list[str]]:
+    """{index of a report: the verdict lines shown under it}: each part's score at its first function, each
+    failure at the function it concerns (the bonus parts: of Parts 3 and 4, whose files they grade)."""
+    placed: dict[int, list[str]] = {}
+    of_part: dict[str, list[int]] = {}
+    for i, r in enumerate(reports):
+        for part in (str(r.entry.part), *(("A", "B") if str(r.entry.part) in ("3", "4") else ())):
+            of_part.setdefault(part, []).append(i)
+    for part, header in verdicts.headers.items():
+        if of_part.get(part):
+            placed.setdefault(of_part[part][0], []).append(header)
+    for test in verdicts.failed:
+        indices = of_part.get(part_of(test.get("number", "")))
+        if indices:
+            number = str(test.get("number", "")).rstrip("h")
+            chosen = concerned(test, [reports[i] for i in indices], verdicts.names.get(number, set()))
+            placed.setdefault(reports.index(chosen), []).extend(failure_lines(test))
+    return placed
 
 
 def render(reports: list[FunctionReport], notes: dict[str, str], color: bool, submission: bool,
-           verdicts: dict[str, list[str]] | None = None) -> str:
+           verdicts: Verdicts | None = None) -> str:
     paint = (lambda key, text: f"{ANSI[key]}{text}{ANSI['reset']}") if color else (lambda key, text: text)
-    out, shown = [], set()
-    for r in reports:
+    placed = placed_verdicts(reports, verdicts) if verdicts else {}
+    out = []
+    for i, r in enumerate(reports):
         title = f"── Part {r.entry.part} · {r.entry.path} · {r.qualname} · {r.solution_lines} solution lines"
         if submission:
             title += f" · {r.status}"
         out.append(paint("title", title))
-        for part in (str(r.entry.part), *(("A", "B") if str(r.entry.part) in ("3", "4") else ())):
-            if verdicts and part in verdicts and part not in shown:  # once per part, at its first function
-                shown.add(part)
-                out += verdicts[part]
+        out += placed.get(i, [])
         for line in r.diff:
             out.append(paint(line[0], line) if line[:1] in "-+@" and not line.startswith(("---", "+++"))
                        else line)

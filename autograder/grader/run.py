@@ -38,7 +38,7 @@ from checks.feedback import scenario_failure  # noqa: E402
 from checks.local import LaunchFailed  # noqa: E402
 from checks.pool import ForkServer, ScenarioError, WorkerPool  # noqa: E402
 from checks.registry import public_checks  # noqa: E402
-from grader import jailtree, sandbox, settings, version  # noqa: E402
+from grader import grader_version, jailtree, sandbox, settings, version  # noqa: E402
 from grader.hidden import HIDDEN, RANDOM_LABEL  # noqa: E402
 from grader.isolation import Isolation  # noqa: E402
 from grader.parts import BONUS_WORK, DEPENDS, PART_ORDER, in_scope  # noqa: E402
@@ -55,6 +55,7 @@ WORKER_MAX_RSS_MB = 450  # student workers, at least; Gradescope gives 768 MB to
 MEMORY_FACTOR = 1.5  # ... or this times what a reference worker needed for the same run, if that is more
 WORKER_MAX_OUTPUT_MB = 32
 STAFF_FAILURE_CHARS = 3000  # of each hidden failure's whole message, in the staff-only entry
+FALLBACK = "The autograder stopped before it could grade this submission. Please tell the course staff."
 with open(os.path.join(HERE, "torchrun_env.json"), encoding="utf-8") as _f:
     TORCHRUN_ENVS = json.load(_f)  # what torchrun gives each rank (grader/torchrun_env.py captured it)
 
@@ -103,6 +104,7 @@ class Grader:
         self.timeouts: dict[str, int] = {}
         self.import_hangs: dict[str, str] = {}  # part -> the student file that never finished importing
         self.hidden_failures: list[str] = []  # "N.Mh: the whole message", for staff only
+        self.hidden_ran: list[str] = []  # "N.Mh: passed: its runs' labels": what a hidden entry does not show, for staff
         self.spent: dict[str, float] = {}  # seconds each part's checks took so far
         self.budgets: dict[str, float] = {}  # part -> its time budget (from the reference's times, carved from the whole)
         self.deadline = float("inf")  # time.monotonic() by which the student pass must be over (``main``)
@@ -246,15 +248,18 @@ class Grader:
                     began = time.monotonic()
                     failure = self.first_failure(check, kind_runs, variant, pools, group)
                     self.spent[group] = self.spent.get(group, 0.0) + time.monotonic() - began
-                    note = substitution_note(variant)
+                    note = substitution_note(variant)  # after the reason: the message's first line says what differs
+                    if kind == "hidden":
+                        self.hidden_ran.append(f"{entry.number}: {'passed' if failure is None else 'failed'}: "
+                                               f"{hidden_runs_text(kind_runs)}")
                     if failure is None:
                         entry.score, entry.status, entry.output = entry.max_score, "passed", note.strip()
                     elif kind == "hidden":  # nothing of the inputs, or of the answers on them (settings: who sees it)
                         public = entries[-1] if entries and entries[-1].number == check.number else None
-                        entry.output = note + hidden_message(check, failure, public)
+                        entry.output = hidden_message(check, failure, public) + note
                         self.hidden_failures.append(f"{entry.number} (the run: {failure.config}): {failure.text}")
                     else:
-                        entry.output = note + failure.text
+                        entry.output = failure.text + note
                 entries.append(entry)
         finally:
             for pool in pools.values():
@@ -435,12 +440,16 @@ class Grader:
         labels = {part: f"Part {part}" if part.isdigit() else f"Bonus {part}" for part in PART_ORDER}
         release = version.note(*self.release, {**labels, "shared": "the provided code and check library"})
         return "\n".join(([release, ""] if release else []) + lines + ["", f"Files graded: {found}", *self.staged.problems,
-                                  *[f"Note: {m.splitlines()[0]}" for m in self.broken.values()], *self.notes])
+                                  *[f"Note: {m.splitlines()[0]}" for m in self.broken.values()], *self.notes,
+                                  f"Graded by {grader_version.describe(self.source)}."])
 
     def integrity_entry(self) -> TestResult:
         entry = TestResult("Integrity report (staff only)", "0.1", 0.0, part="0", visibility="hidden", status="passed")
-        entry.output = ("Constructs in the student's files that deserve a look (not a verdict):\n  "
-                        + "\n  ".join(self.integrity)) if self.integrity else "Nothing unusual found."
+        entry.output = grader_version.describe(self.source) + "\n\n"  # which grader graded: CHANGELOG.md names it
+        entry.output += ("Constructs in the student's files that deserve a look (not a verdict):\n  "
+                         + "\n  ".join(self.integrity)) if self.integrity else "Nothing unusual found."
+        if self.hidden_ran:  # a passed hidden entry shows students nothing of what ran: staff see it here
+            entry.output += "\n\nHidden inputs run (entry: verdict: runs):\n  " + "\n  ".join(self.hidden_ran)
         if self.hidden_failures:  # what the students' hidden entries do not show: to answer a regrade request
             entry.output += ("\n\nHidden inputs failed, as the student's code and the reference gave them:\n"
                              + "\n".join(clip_text(f, STAFF_FAILURE_CHARS) for f in self.hidden_failures))
@@ -485,6 +494,12 @@ def hidden_message(check: Check, failure: Failed, public: TestResult | None) -> 
         (f"\n\nHint: {check.hint}" if check.hint else "")
 
 
+def hidden_runs_text(runs: tuple[Run, ...]) -> str:
+    """Staff only: how many runs a hidden entry made, and their labels (a TA who adds one sees it ran)."""
+    labels = list(dict.fromkeys(run.label or run.fn for run in runs))
+    return f"{len(runs)} run{'s' if len(runs) != 1 else ''} ({'; '.join(labels)})"
+
+
 def clip_text(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[:limit] + " ... (cut)"
 
@@ -498,8 +513,8 @@ def memory_cap_mb(reference_peak_mb: float) -> float:
 def substitution_note(variant: Variant) -> str:
     if not variant.standins:
         return ""
-    return (f"(Graded with a stand-in built from torch's own code in place of your {', '.join(variant.standins)}, "
-            "which did not pass its part: a mistake there is not charged twice.)\n\n")
+    return (f"\n\n(Graded with a stand-in built from torch's own code in place of your {', '.join(variant.standins)}, "
+            "which did not pass its part: a mistake there is not charged twice.)")
 
 
 # -- environments and folders ---------------------------------------------------------------------------------
@@ -628,8 +643,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     began = time.monotonic()
     results, submission = os.path.abspath(args.results), os.path.abspath(args.submission)
-    write_fallback(results, "The autograder stopped before it could grade this submission. Please tell the "
-                            "course staff.")
+    write_fallback(results, FALLBACK)
     notes: list[str] = []
     layers = isolation(notes)
     if isinstance(layers, str):
@@ -643,7 +657,7 @@ def main(argv: list[str] | None = None) -> int:
     workdir = tempfile.mkdtemp(prefix="minddp-grade-")
     os.chmod(workdir, 0o700)
     cwd = os.getcwd()
-    code, extra = 0, {"isolated": layers is not None}
+    code, extra = 0, {"isolated": layers is not None, "grader": grader_version.record(source)}  # which grader
     try:
         os.chdir(workdir)  # never in the source folder: a relative path must not reach it
         grader = Grader(source, submission, workdir, layers, parts, checks, tree)
@@ -674,5 +688,5 @@ def main(argv: list[str] | None = None) -> int:
     if layers is not None:
         sandbox.reap_orphans()
     print(output)
-    print(f"\nscore {data['score']} in {data['execution_time']} s; results: {results}")
-    return code
+    print(f"\nscore {data['score']} in {data['execution_time']} s; results.json written")  # (its folder may be a
+    return code  # staff tool's temporary one: the tool says where it keeps it)

@@ -3,7 +3,8 @@
 the grader's own. A student who worked from an older release sees which parts changed, so that neither
 they nor a TA mistake a stale release for a mistake in the code.
 
-The upload's copy is student data: only hex digests are read from it, and nothing of it is echoed but them.
+The upload's copy is student data: only hex digests and a release's name (YEAR.N) are read from it, and nothing
+of it is echoed but them.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from grader.stage import Upload, locate
 
 NAME = "release.json"
 DIGEST_RE = re.compile(r"[0-9a-f]{6,64}")
+NAME_RE = re.compile(r"\d{4}\.\d{1,4}")  # a release's name (CHANGELOG.md: tools/changelog.py)
 
 
 @dataclass
@@ -24,6 +26,11 @@ class Release:
     version: str | None  # None: unknown (no release.json, or one that cannot be read)
     parts: dict[str, str] = field(default_factory=dict)
     shared: str | None = None
+    name: str | None = None  # the release's name, e.g. 2026.1 (None: a release from before names)
+
+    def called(self) -> str:
+        """How messages name it: "2026.1 (5e1f0c2a9b3d)", or the digest alone."""
+        return f"{self.name} ({self.version})" if self.name else str(self.version)
 
 
 def parse(data: bytes | None) -> Release:
@@ -36,8 +43,9 @@ def parse(data: bytes | None) -> Release:
     def digest(value: object) -> str | None:
         return value if isinstance(value, str) and DIGEST_RE.fullmatch(value) else None
     parts = raw.get("parts") if isinstance(raw.get("parts"), dict) else {}
+    name = raw.get("release")
     return Release(digest(raw.get("version")), {str(k)[:2]: d for k, v in parts.items() if (d := digest(v))},
-                   digest(raw.get("shared")))
+                   digest(raw.get("shared")), name if isinstance(name, str) and NAME_RE.fullmatch(name) else None)
 
 
 def ours(skeleton: str) -> Release:
@@ -55,7 +63,8 @@ def theirs(upload: Upload) -> Release:
 
 def record(grader: Release, submission: Release) -> dict:
     """For staff tools (results.json's extra_data; `make regrade`'s CSV)."""
-    return {"grader": grader.version, "submission": submission.version,
+    return {"grader": grader.version, "submission": submission.version, "grader_release": grader.name,
+            "submission_release": submission.name,
             "changed": changed_parts(grader, submission) if submission.version not in (None, grader.version) else []}
 
 
@@ -70,13 +79,13 @@ def note(grader: Release, submission: Release, label: dict[str, str]) -> str:
     if grader.version is None:
         return ""
     if submission.version is None:
-        return (f"Release: this grader grades release {grader.version}; your upload does not say which release "
+        return (f"Release: this grader grades release {grader.called()}; your upload does not say which release "
                 "your files come from (`make submit` adds release.json to submission.zip).")
     if submission.version == grader.version:
         return ""
     changed = changed_parts(grader, submission)
     what = ", ".join(label.get(part, part) for part in changed) or "nothing a check reads"
-    return (f"Release: your files come from release {submission.version}, older or other than the one this grader "
-            f"grades ({grader.version}). Changed since: {what}. If a check fails that you believe your code passes, "
+    return (f"Release: your files come from release {submission.called()}, older or other than the one this "
+            f"grader grades ({grader.called()}). Changed since: {what}. If a check fails that you believe your code passes, "
             "download the current release, copy your files into it and run `make test` there (course staff can "
             "tell a stale release from a mistake by this line).")

@@ -135,8 +135,9 @@ def verdict(sub: Submission, outcome: Outcome, baseline: dict) -> list[str]:
         elif test["status"] == "passed":
             problems.append(f"test {number} passed")
         elif words.lower() not in test["output"].lower():
-            problems.append(f"test {number} failed, but its message does not say {words!r}: "
-                            f"{' '.join(test['output'].split())[:300]!r}")
+            problems.append(f"test {number} failed, but its message does not say {words!r} (README.md, 'A mutant': "
+                            "other words of the message, or a check taught to name the mistake, which students "
+                            f"get too): {' '.join(test['output'].split())[:300]!r}")
     return problems
 
 

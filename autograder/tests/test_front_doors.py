@@ -128,7 +128,9 @@ def test_a_submission_from_an_older_release_is_named_as_such(submitted, cache, t
     (upload / "release.json").write_text(json.dumps(stamp))
     results = make_grade(str(upload), str(tmp_path / "ag"), cache)
     assert results["score"] == FULL, failures(results)
-    assert results["output"].startswith("Release: your files come from release 000000000000"), results["output"]
+    release = json.loads((tmp_path / "ag" / "source" / "skeleton" / "release.json").read_text())["release"]
+    assert results["output"].startswith(f"Release: your files come from release {release} (000000000000), older"), \
+        results["output"]  # named as students and the CHANGELOG name it, with the digest that tells them apart
     assert "Changed since: Part 3." in results["output"]
     assert results["extra_data"]["release"]["changed"] == ["3"]
 

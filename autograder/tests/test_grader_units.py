@@ -236,17 +236,49 @@ def test_checks_are_numbered_and_weighted():
     assert not without, f"checks that promise hidden inputs but have none: {without}"
 
 
-def test_gradescope_md_states_the_points_the_weights_give():
-    """GRADESCOPE.md tells a TA what to type into Gradescope ("Autograder points") and what the smoke zips must
-    score: the sums of the checks' weights, which a changed weight changes (the test names the lines to fix)."""
+def test_make_autograder_states_the_points_the_weights_give():
+    """What a TA types into Gradescope ("Autograder points") and what the smoke zips must score are printed by
+    `make autograder` from the checks' weights (a changed weight changes them), never typed in GRADESCOPE.md."""
+    import re
+
+    from autograder.assemble import deployment_card
     from checks.registry import full_marks
     required = sum(c.weight for c in public_checks() if not c.bonus)
-    bonus = full_marks() - required
+    card = deployment_card("0123456789ab")
+    for line in (f"Autograder points (Gradescope: Create Assignment): {required:g}",
+                 f"a perfect submission shows {full_marks():g} / {required:g}",
+                 f"dist/solutions.zip must score {full_marks():g} / {required:g}, dist/stubs.zip 0 / {required:g}"):
+        assert line in card, card
+    assert card.startswith("grader version 0123456789ab.DRAW (") and "\nrelease: none: " in card, card
     with open(os.path.join(REPO, "autograder", "GRADESCOPE.md"), encoding="utf-8") as f:
-        text = f.read()
-    for line in (f"| Autograder points | **{required:g}** |", f"shows {required + bonus:g} / {required:g}",
-                 f"expect **{required + bonus:g} / {required:g}**", f"expect **0 / {required:g}**"):
-        assert line in text, f"autograder/GRADESCOPE.md must say {line!r}: the checks' weights give it"
+        typed = re.findall(r"\*\*\d+(?: / \d+)?\*\*|\b\d+ / \d+\b", f.read())
+    assert typed == [], f"autograder/GRADESCOPE.md types totals the weights decide: {typed}"
+
+
+def test_the_grader_version_names_what_can_change_a_score(tmp_path):
+    """grader/grader_version.py: CODE changes with any file of the source folder but what is made from the rest
+    (the reference cache) and the release's name; DRAW with the secret alone."""
+    from grader import grader_version, reference, secret
+    assert grader_version.CACHE_NAME == reference.CACHE_NAME and grader_version.SECRET_NAME == secret.NAME
+    source = tmp_path / "source"
+    for relpath, text in (("grader/hidden.py", "HIDDEN = {}"), ("harness/checks/part1.py", "weight = 2"),
+                          ("skeleton/release.json", '{"release": "2026.1"}'), ("hidden-secret", "aa")):
+        (source / relpath).parent.mkdir(parents=True, exist_ok=True)
+        (source / relpath).write_text(text)
+    code, draw = grader_version.version(str(source)).split(".")
+    assert grader_version.release(str(source)) == "2026.1"
+    (source / "reference-cache.json").write_text("{}")
+    (source / "skeleton" / "release.json").write_text('{"release": "2026.2"}')
+    (source / "grader" / "__pycache__").mkdir()
+    (source / "grader" / "__pycache__" / "hidden.cpython-311.pyc").write_text("x")
+    assert grader_version.version(str(source)) == f"{code}.{draw}"  # nothing that changes a score changed
+    (source / "hidden-secret").write_text("bb")
+    assert grader_version.version(str(source)).split(".") == [code, grader_version.draw_digest(str(source))] \
+        and grader_version.draw_digest(str(source)) != draw
+    for relpath in ("grader/hidden.py", "harness/checks/part1.py"):  # a hidden input, a weight
+        before = grader_version.code_digest(str(source))
+        (source / relpath).write_text((source / relpath).read_text() + " # changed")
+        assert grader_version.code_digest(str(source)) != before, relpath
 
 
 def test_answer_tolerance():
@@ -479,7 +511,8 @@ def test_a_stale_release_names_the_parts_changed_since():
     labels = {"1": "Part 1", "3": "Part 3", "A": "Bonus A", "shared": "the provided code"}
     assert version.note(grader, same, labels) == "" and version.record(grader, same)["changed"] == []
     assert "Changed since: Part 3." in version.note(grader, older, labels)
-    assert version.record(grader, older) == {"grader": "aaaaaaaaaaaa", "submission": "bbbbbbbbbbbb", "changed": ["3"]}
+    assert version.record(grader, older) == {"grader": "aaaaaaaaaaaa", "submission": "bbbbbbbbbbbb", "changed": ["3"],
+                                             "grader_release": None, "submission_release": None}
     assert "does not say which release" in version.note(grader, version.Release(None), labels)
 
 
@@ -594,3 +627,25 @@ def test_a_raised_error_says_where_training_was_and_what_an_internal_assert_is()
     assert text.startswith("Your code raised RuntimeError: grad.numel()")
     assert "[raised in step 2's backward]" in text and "torch's own internal checks" in text
     assert "test_grader_units.py" in text  # the frames: where to look
+
+
+def test_the_smoke_zips_hold_each_file_once(tmp_path):
+    """dist/solutions.zip and dist/stubs.zip, as `make submit` writes submission.zip: each file once (stubs.zip
+    had release.json twice: Python's zipfile warns, and which copy a reader takes is its own choice)."""
+    from autograder.assemble import smoke_zips
+    for path in smoke_zips(str(tmp_path)):
+        with zipfile.ZipFile(path) as zf:
+            names = zf.namelist()
+        assert "release.json" in names and len(names) == len(set(names)), (path, names)
+
+
+def test_a_release_name_from_the_upload_is_read_only_in_its_form():
+    """release.json in the upload is student data: its release's name is echoed only as YEAR.N (grader/version.py)."""
+    from grader import version
+    ours = version.parse(b'{"release": "2026.2", "version": "bbbbbbbbbbbb", "parts": {"3": "cccccccccccc"}}')
+    for name, read in (("2026.1", "2026.1"), ("2026.1; rm -rf", None), ("<b>x</b>", None), (7, None)):
+        theirs = version.parse(json.dumps({"release": name, "version": "aaaaaaaaaaaa", "parts": {}}).encode())
+        assert theirs.name == read, name
+    said = version.note(ours, version.parse(b'{"release": "2026.1", "version": "aaaaaaaaaaaa", "parts": {}}'), {})
+    assert said.startswith("Release: your files come from release 2026.1 (aaaaaaaaaaaa), older or other than the one "
+                           "this grader grades (2026.2 (bbbbbbbbbbbb))"), said

@@ -17,10 +17,14 @@ OUT (default dist/regrade) gets:
     scores.png, failures.png         score histogram; failures per check, by part (public and hidden inputs)
     results/<id>.json                each submission's results.json (what ``compare_folders`` reads)
     with OLD: results-old/, scores-old.csv, changed.csv, old_vs_new.png
-    runs/<grader hash>/              resumable state: the built grader (source/), its reference pass, and
+    runs/<grader version>/           resumable state: the built grader (source/), its reference pass, and
                                      submissions/<id>/ (results/results.json, grader.log, graded.json)
 
-A submission whose graded.json names the same submission content under the same grader hash is not graded
+Every file names each grader by its grader version (autograder/grader/grader_version.py: CODE.DRAW, the name
+results.json's staff entry and CHANGELOG.md use), with its release. OLD's grader draws its hidden inputs from
+this checkout's secret (dist/hidden-secret), as this tree's does: the two differ by their code alone.
+
+A submission whose graded.json names the same submission content under the same grader version is not graded
 again: interrupting and rerunning the command continues where it stopped.
 
 The pieces, each a module of this package: export.py reads the export and its metadata; table.py makes the
@@ -88,8 +92,8 @@ def grade_and_report(grader: Grader, submissions: list[Submission], out: str, jo
     """Grade, then write results{suffix}/, scores{suffix}.csv and (for this tree's grader) the plots."""
     records = grade_all(grader, submissions, jobs, progress)
     results = publish(out, f"results{suffix}", grader, submissions)
-    write_csv(os.path.join(out, f"scores{suffix}.csv"), CSV_HEADER, score_rows(submissions, results))
-    label = f"grader {grader.digest[:12]} ({grader.label})"
+    write_csv(os.path.join(out, f"scores{suffix}.csv"), CSV_HEADER, score_rows(submissions, results, grader.version))
+    label = grader.name
     # The old grader's table would repeat the new one's: its changes are what the comparison lists.
     text = summary(results, label, {k: r.get("problems") or [] for k, r in records.items()}, checks=not suffix)
     text += f"\ngradings: {timing_text(records)}"
@@ -97,6 +101,12 @@ def grade_and_report(grader: Grader, submissions: list[Submission], out: str, jo
         plot_scores(os.path.join(out, "scores.png"), results, label)
         plot_failures(os.path.join(out, "failures.png"), results, label)
     return results, text
+
+
+def new_secret(grader: Grader) -> str:
+    """The secret this tree's grader draws its hidden inputs from (assemble.py keeps it in dist/)."""
+    from grader.grader_version import SECRET_NAME
+    return os.path.join(grader.source, SECRET_NAME)
 
 
 def regrade(export: str, out: str, jobs: int, old: str | None = None, progress: bool = True) -> str:
@@ -112,7 +122,7 @@ def regrade(export: str, out: str, jobs: int, old: str | None = None, progress: 
         previous = None  # built before any grading: a bad OLD fails in seconds, not after the new grading
         if old:
             tree = old_tree(old, scratch)
-            previous = prepare_grader(source_builder(tree), out, f"OLD={old}")
+            previous = prepare_grader(source_builder(tree), out, f"OLD={old}", secret=new_secret(new))
         print(f"{len(submissions)} submission(s) in {export}; {jobs} at a time; output in {out}", flush=True)
         new_results, text = grade_and_report(new, submissions, out, jobs, progress)
         print(text, flush=True)
@@ -120,8 +130,9 @@ def regrade(export: str, out: str, jobs: int, old: str | None = None, progress: 
             old_results, old_text = grade_and_report(previous, submissions, out, jobs, progress, "-old")
             found = changes(old_results, new_results)
             who = {s.id: s.submitters for s in submissions}
-            write_csv(os.path.join(out, "changed.csv"), CHANGED_HEADER, change_rows(found, who))
-            plot_old_vs_new(os.path.join(out, "old_vs_new.png"), old_results, new_results, previous.label, new.label)
+            write_csv(os.path.join(out, "changed.csv"), CHANGED_HEADER,
+                      change_rows(found, who, (previous.version, new.version)))
+            plot_old_vs_new(os.path.join(out, "old_vs_new.png"), old_results, new_results, previous.name, new.name)
             more = f"\n\n{old_text}\n\n{change_text(found, who, len(submissions))}"
             print(more, flush=True)
             text += more

@@ -22,7 +22,8 @@ def source_builder(tree: str):
     its autograder/build.py's ``build_source``."""
     if os.path.isfile(os.path.join(tree, "autograder", "assemble.py")):
         def build_source(out: str) -> str:
-            done = subprocess.run([sys.executable, "-m", "autograder.assemble", "source", out], cwd=tree,
+            env = {**os.environ, "PYTHONPATH": os.path.join(tree, "autograder")}  # its own grader package, not ours
+            done = subprocess.run([sys.executable, "-m", "autograder.assemble", "source", out], cwd=tree, env=env,
                                   capture_output=True, text=True, stdin=subprocess.DEVNULL)
             if done.returncode:
                 raise RegradeError(f"{tree} could not build its grader: {done.stderr.strip()[-2000:]}")
@@ -62,11 +63,22 @@ def tree_hash(path: str) -> str:
 @dataclass
 class Grader:
     label: str  # "this tree" or "OLD=<rev>"
-    runs: str  # OUT/runs/<hash>: the built source, the reference pass, one folder per submission
+    runs: str  # OUT/runs/<grader version>: the built source, the reference pass, one folder per submission
 
     @property
-    def digest(self) -> str:
+    def version(self) -> str:
+        """The grader version (grader/grader_version.py: CODE.DRAW), as results.json's staff entry names it."""
         return os.path.basename(self.runs)
+
+    @property
+    def release(self) -> str:
+        from grader.grader_version import release
+        return release(self.source)
+
+    @property
+    def name(self) -> str:
+        """How the files name it: "grader version 5e1f0c2a9b3d.41c7a0 (this tree, release 2026.1)"."""
+        return f"grader version {self.version} ({self.label}, release {self.release})"
 
     @property
     def source(self) -> str:
@@ -77,17 +89,25 @@ class Grader:
         return os.path.join(self.runs, "reference-cache.json")
 
 
-def prepare_grader(build_source, out: str, label: str) -> Grader:
-    """Build the source folder once, named by its hash: a rebuilt identical grader finds its earlier work."""
+def prepare_grader(build_source, out: str, label: str, secret: str | None = None) -> Grader:
+    """Build the source folder once, named by its grader version: a rebuilt identical grader finds its earlier
+    work. ``secret``: the hidden inputs' secret to draw from instead of the one the build made (OLD's build
+    draws a new one: two graders compared on other draws would differ by their random hidden inputs)."""
+    from grader.grader_version import RELEASE_JSON, SECRET_NAME, version
     runs = os.path.join(out, "runs")
     os.makedirs(runs, exist_ok=True)
     scratch = tempfile.mkdtemp(prefix=".build-", dir=runs)
     try:
         source = build_source(os.path.join(scratch, "source"))
-        grader = Grader(label, os.path.join(runs, tree_hash(source)[:16]))
+        if secret:
+            shutil.copyfile(secret, os.path.join(source, SECRET_NAME))
+            os.chmod(os.path.join(source, SECRET_NAME), 0o600)
+        grader = Grader(label, os.path.join(runs, version(source)))
         if not os.path.isdir(grader.source):
             os.makedirs(grader.runs, exist_ok=True)
             os.replace(source, grader.source)  # whole or not at all
+        elif os.path.isfile(os.path.join(source, RELEASE_JSON)):  # the release's name, which counts in no
+            shutil.copyfile(os.path.join(source, RELEASE_JSON), os.path.join(grader.source, RELEASE_JSON))  # version
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
     return grader

@@ -11,8 +11,9 @@ from dataclasses import dataclass
 from .export import Submission, sort_key
 
 CSV_HEADER = ["submission", "submitters", "check", "name", "score", "max_score", "status", "message", "release",
-              "release_changed"]
-CHANGED_HEADER = ["submission", "submitters", "old_score", "new_score", "change", "checks"]
+              "release_changed", "grader_version"]
+CHANGED_HEADER = ["submission", "submitters", "old_score", "new_score", "change", "checks", "old_grader_version",
+                  "new_grader_version"]
 
 
 @dataclass(frozen=True)
@@ -31,15 +32,19 @@ def first_line(text: str | None) -> str:
     return next((line.strip() for line in (text or "").splitlines() if line.strip()), "")
 
 
-def score_rows(submissions: list[Submission], results: dict[str, dict | None]) -> list[list]:
+def score_rows(submissions: list[Submission], results: dict[str, dict | None], version: str = "") -> list[list]:
     """One row per submission x check, in the export's order and the grader's order of checks. A grading
-    without checks (the grader failed, or left no results.json) still gets one row: no submission vanishes."""
+    without checks (the grader failed, or left no results.json) still gets one row: no submission vanishes.
+    ``version``: the grader's (results.json's own where it has one: grader/grader_version.py)."""
     rows = []
     for sub in submissions:
         data = results.get(sub.id)
         tests = (data or {}).get("tests") or []
-        release = ((data or {}).get("extra_data") or {}).get("release") or {}  # grader/version.py: which release
-        stamp = [release.get("submission") or "", " ".join(release.get("changed") or [])]
+        extra = (data or {}).get("extra_data") or {}
+        release = extra.get("release") or {}  # grader/version.py: which release
+        named = release.get("submission_release")  # "2026.1 (digest)", as the student's results name it
+        stamp = [f"{named} ({release.get('submission')})" if named else release.get("submission") or "",
+                 " ".join(release.get("changed") or []), (extra.get("grader") or {}).get("version") or version]
         for test in tests:
             rows.append([sub.id, sub.submitters, check_key(test), test.get("name", ""), test.get("score", 0.0),
                          test.get("max_score", 0.0), test.get("status", ""), first_line(test.get("output")), *stamp])
@@ -125,12 +130,14 @@ def number_text(value: float | None) -> str:
     return "-" if value is None else f"{value:g}"
 
 
-def change_rows(found: list[Change], submitters: dict[str, str]) -> list[list]:
+def change_rows(found: list[Change], submitters: dict[str, str], versions: tuple[str, str] = ("", "")) -> list[list]:
+    """changed.csv's rows; ``versions``: the old and the new grader's versions (each row names both)."""
     rows = []
     for c in found:
         delta = "" if c.old is None or c.new is None else f"{c.new - c.old:+g}"
         checks = "; ".join(f"{k}: {number_text(a)} -> {number_text(b)}" for k, a, b in c.checks)
-        rows.append([c.id, submitters.get(c.id, ""), number_text(c.old), number_text(c.new), delta, checks])
+        rows.append([c.id, submitters.get(c.id, ""), number_text(c.old), number_text(c.new), delta, checks,
+                     *versions])
     return rows
 
 
@@ -138,7 +145,7 @@ def change_text(found: list[Change], submitters: dict[str, str], graded: int) ->
     if not found:
         return f"no submission's score changed ({graded} compared)"
     lines = [f"{len(found)} of {graded} submission(s) change score:"]
-    for sid, who, old, new, delta, checks in change_rows(found, submitters):
+    for sid, who, old, new, delta, checks, *_ in change_rows(found, submitters):
         lines.append(f"  {sid}{' ' + who if who else ''}: {old} -> {new} ({delta or 'not graded by both'}); checks {checks}")
     return "\n".join(lines)
 

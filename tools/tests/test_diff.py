@@ -89,14 +89,35 @@ def test_comments_and_docstrings_are_not_differences_unless_asked(tmp_path):
 
 
 def test_results_put_each_parts_verdicts_beside_its_code(tmp_path):
-    write(str(tmp_path / "sub" / "minddp" / "timeline.py"), _solution("minddp/timeline.py"))
+    """Each part's score at its first function; each failed entry's whole message (a stand-in's note after the
+    reason included) under the function it concerns: named by its check's runs (5.1's cases call
+    ring_allreduce_time), by its message, else the first function that differs."""
+    timeline = _solution("minddp/timeline.py").replace("return total / n", "return total / n + 0.0  # changed")
+    write(str(tmp_path / "sub" / "minddp" / "timeline.py"), timeline)
+    stand_in = "(Graded with a stand-in built from torch's own code in place of your minddp/reducer.py, ...)"
     results = {"tests": [
-        {"number": "5.1", "name": "ring cost", "score": 3.0, "max_score": 3.0, "status": "passed", "output": ""},
+        {"number": "5.1", "name": "ring cost", "score": 0.0, "max_score": 3.0, "status": "failed",
+         "output": "On the handout's cases: yours 0.05002 / expected 0.10002\n\n" + stand_in},
         {"number": "5.3", "name": "simulator", "score": 0.0, "max_score": 5.0, "status": "failed",
-         "output": "\nOn 3 cases: bucket 1 started before bucket 0 ended\nmore"}]}
+         "output": "\nOn 3 cases: simulate_step started bucket 1 before bucket 0 ended\nmore"},
+        {"number": "5.4", "name": "ddp step", "score": 2.0, "max_score": 2.0, "status": "passed", "output": ""},
+        {"number": "A.1", "name": "unused", "score": 2.0, "max_score": 0.0, "status": "passed", "output": ""},
+        {"number": "0.1", "name": "Integrity report (staff only)", "score": 0.0, "max_score": 0.0,
+         "status": "passed", "output": "grader version x"}]}
     write(str(tmp_path / "results.json"), json.dumps(results))
     out = run_assign("diff", "--submission", str(tmp_path / "sub"), "--results", str(tmp_path / "results.json")).stdout
-    part5 = out[out.index("── Part 5"):]
-    assert "Part 5 verdicts: 3/8 points, 1 of 2 entries passed" in part5.splitlines()[1]
-    assert "✗ 5.3 simulator: On 3 cases: bucket 1 started before bucket 0 ended" in part5
+    sections = {line.split(" · ")[2]: block for block in out.split("── Part ")[1:]
+                for line in [("── Part " + block).splitlines()[0]]}
+    ring, simulate = sections["ring_allreduce_time"], sections["simulate_step"]
+    assert "Part 5 verdicts: 2/10 points, 1 of 3 entries passed" in sections[out.split("── Part 5 · ")[1]
+                                                                           .split(" · ")[1]]
+    assert "✗ 5.1 ring cost (0/3 points)\n     │ On the handout's cases: yours 0.05002 / expected 0.10002\n     │\n" \
+           f"     │ {stand_in}" in ring  # the whole message, the reason first
+    assert "✗ 5.3 simulator (0/5 points)\n     │ On 3 cases: simulate_step started bucket 1" in simulate
+    assert "     │ more" in simulate and "5.3" not in ring
     assert out.count("Part 5 verdicts") == 1  # once per part, not per function
+    from tools import on_student_side
+    with on_student_side():
+        from checks.registry import public_checks
+        bonus_a = sum(c.weight for c in public_checks() if c.part == "A")  # extra credit: not in results.json
+    assert f"Bonus A verdicts: 2/{bonus_a:g} points of extra credit" in out and "Integrity report" not in out

@@ -1,7 +1,9 @@
 """The repository's shape stays one a TA can hold in their head: no import circle, no two modules or packages
 with one name, and sys.path edited only where code must run from a bare folder (each place says why)."""
 
-from tools import imports
+import os
+
+from tools import REPO, imports
 
 # Where sys.path may be edited, and why: code that runs from a folder nothing installs.
 PATH_EDITS = {
@@ -60,3 +62,18 @@ def test_the_checker_finds_a_circle(tmp_path):
     import ast
     tree = ast.parse("def f():\n    import x.y\n    importlib.import_module('p.q')\nfrom .r import s\nW = 'u.v:w'\n")
     assert {"x.y", "p.q", "checks.r", "checks.r.s", "u.v"} <= imports.imported_names("solutions/checks/t.py", tree)
+
+
+def test_make_runs_this_trees_grader_whatever_the_venv_points_at(tmp_path):
+    """A second checkout (or git worktree) sharing .venv re-points the editable install's `grader` at itself;
+    the Makefile puts this tree's first, so each tree's commands run its own code. A foreign `grader` earlier
+    on the path stands in for the other tree's."""
+    import subprocess
+    foreign = tmp_path / "grader"
+    foreign.mkdir()
+    (foreign / "__init__.py").write_text("")
+    probe = 'probe: ; @$(PY) -c "import grader; print(grader.__file__)"'
+    done = subprocess.run(["make", "-s", "--no-print-directory", "-C", REPO, "--eval", probe, "probe"],
+                          env={**os.environ, "PYTHONPATH": str(tmp_path)}, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == os.path.join(REPO, "autograder", "grader", "__init__.py"), done.stdout

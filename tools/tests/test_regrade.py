@@ -173,13 +173,15 @@ def test_default_jobs_is_bounded_by_the_cpus():
 SUBS = [export.Submission("101", "/x/101", "Alice <a@x>"), export.Submission("102", "/x/102"),
         export.Submission("103", "/x/103")]
 NEW = {"101": {**results({"1.1": 1.0, "1.1h": 1.0, "3.2": 1.0}),
-               "extra_data": {"release": {"grader": "bbbbbbbbbbbb", "submission": "aaaaaaaaaaaa", "changed": ["3", "6"]}}},
+               "extra_data": {"release": {"grader": "bbbbbbbbbbbb", "submission": "aaaaaaaaaaaa", "changed": ["3", "6"]},
+                              "grader": {"version": "5e1f0c2a9b3d.41c7a0", "release": "2026.2"}}},
        "102": results({"1.1": 1.0, "1.1h": 0.0, "3.2": 0.0}, output="\n  launched no all-reduce\nmore"),
        "103": None}
 
 
 def test_scores_csv_one_row_per_submission_and_check(tmp_path):
-    path = table.write_csv(str(tmp_path / "scores.csv"), table.CSV_HEADER, table.score_rows(SUBS, NEW))
+    path = table.write_csv(str(tmp_path / "scores.csv"), table.CSV_HEADER,
+                           table.score_rows(SUBS, NEW, "0123456789ab.000000"))
     with open(path, newline="") as f:
         rows = list(csv.DictReader(f))
     assert [(r["submission"], r["check"], float(r["score"])) for r in rows] == [
@@ -190,6 +192,8 @@ def test_scores_csv_one_row_per_submission_and_check(tmp_path):
     assert rows[6]["status"] == "error" and "no results.json" in rows[6]["message"]
     assert (rows[0]["release"], rows[0]["release_changed"]) == ("aaaaaaaaaaaa", "3 6")  # a stale release, named
     assert (rows[3]["release"], rows[3]["release_changed"]) == ("", "")
+    # which grader graded: results.json's own grader version, else the one the run built (grader_version.py)
+    assert (rows[0]["grader_version"], rows[3]["grader_version"]) == ("5e1f0c2a9b3d.41c7a0", "0123456789ab.000000")
 
 
 def test_summary_counts_scores_and_failure_rates():
@@ -212,8 +216,8 @@ def test_changes_name_the_submissions_and_exactly_the_checks_that_differ():
         ("101", 2.0, 3.0, (("3.2", 0.0, 1.0),)),
         ("104", 1.0, None, (("1.1", 1.0, None),)),
         ("105", None, 1.0, (("9.9", None, 1.0),))]
-    rows = table.change_rows(found, {"101": "Alice <a@x>"})
-    assert rows[0] == ["101", "Alice <a@x>", "2", "3", "+1", "3.2: 0 -> 1"]
+    rows = table.change_rows(found, {"101": "Alice <a@x>"}, ("aaaaaaaaaaaa.000000", "bbbbbbbbbbbb.000000"))
+    assert rows[0] == ["101", "Alice <a@x>", "2", "3", "+1", "3.2: 0 -> 1", "aaaaaaaaaaaa.000000", "bbbbbbbbbbbb.000000"]
     assert "3 of 5 submission(s) change score" in table.change_text(found, {}, 5)
     assert table.changes(new, new) == [] and "no submission's score changed" in table.change_text([], {}, 3)
 
@@ -310,7 +314,8 @@ def test_old_revision_is_built_from_git_and_compared(tmp_path, fake, monkeypatch
     text = regrade.regrade(str(export_dir), out, jobs=1, old="HEAD", progress=False)
     runs = [d for d in os.listdir(os.path.join(out, "runs")) if not d.startswith(".")]
     assert 1 <= len(runs) <= 2  # HEAD's grader and this tree's (one folder if the tree is clean)
-    assert "grader" in text and "(OLD=HEAD)" in text and "no submission's score changed (1 compared)" in text
+    assert "grader version" in text and "(OLD=HEAD, release" in text and "no submission's score changed (1 compared)" in text
+    assert len({run.split(".")[1] for run in runs}) == 1  # both graders draw the hidden inputs from one secret
     for name in ("changed.csv", "scores-old.csv", "old_vs_new.png"):
         assert os.path.exists(os.path.join(out, name)), name
     assert not [p for p in os.listdir(tmp_path) if p.startswith("minddp-regrade-")]
@@ -321,3 +326,21 @@ def test_check_failures_merge_each_checks_public_and_hidden_entries():
     them but fails the hidden ones counts as hidden-only; ungraded submissions count nowhere."""
     assert [row[0] for row in plots.check_failures(NEW)] == ["1.1", "3.2"]  # no bar for the hidden twin
     assert [row[2:] for row in plots.check_failures(NEW)] == [(0, 1, 2), (1, 0, 2)]
+
+
+def test_a_grader_is_named_by_its_version_and_keeps_its_release_name_current(tmp_path):
+    """runs/<grader version>/: a rebuilt grader that differs only by its release's name (which changes no score:
+    `make release`) finds its earlier work, and is named by the new release."""
+    from tools.regrade.graders import prepare_grader
+
+    def builder(name):
+        def build(out):
+            write(os.path.join(out, "grader", "run.py"), "# the grader\n")
+            write(os.path.join(out, "skeleton", "release.json"), json.dumps({"release": name}))
+            return out
+        return build
+    first = prepare_grader(builder("2026.1"), str(tmp_path), "this tree")
+    again = prepare_grader(builder("2026.2"), str(tmp_path), "this tree")
+    assert first.runs == again.runs and again.release == "2026.2"
+    assert again.name == f"grader version {again.version} (this tree, release 2026.2)"
+    assert again.version.endswith(".nosecret")  # no secret drawn: the build of a zip, before setup.sh
