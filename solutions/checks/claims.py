@@ -134,9 +134,9 @@ CLAIMS = (
           r"when ([\w.]+)'s gradient was computed, (\d+) all-reduce\(s\) had been launched",
           lambda o, rank, step, m: _event_count(o, rank, step, m.group(1)) == int(m.group(2))),
     Claim("all-reduces launched by a later event",
-          r"when (?:([\w.]+)'s gradient was computed|every hook of the backward had run, before it ended) only "
-          r"(\d+) all-reduce\(s\) had been launched",
-          lambda o, rank, step, m: _event_count(o, rank, step, m.group(1)) == int(m.group(2))),
+          r"only (\d+) all-reduce\(s\) had been launched when (?:([\w.]+)'s gradient was computed|every hook "
+          r"of the backward had run)",
+          lambda o, rank, step, m: _event_count(o, rank, step, m.group(2)) == int(m.group(1))),
     Claim(".grad is not autograd's tensor", r"([\w.]+)\.grad is not the tensor autograd left",
           lambda o, rank, step, m: _steps(o, "got", rank)[step]["grads_from_autograd"].get(m.group(1)) is False),
     Claim("a kept .grad changed", r"([\w.]+)\.grad of step \d+, which the user kept",

@@ -36,11 +36,7 @@ def on_process_groups(o: Outcome, section: str) -> None:
             fail(f"rank {rank}: here {where}, and torch's DDP launches {counts[1]} collectives on the default "
                  f"(world) group; yours launched {counts[0]}. Every collective must go to the process_group the "
                  f"DDP was given (group=process_group), not to the world (handout §{section}).")
-    try:
-        same_training(o, section)
-    except Failure as failure:
-        fail(f"{failure}\nHere {where}: the world size that averages is the group's (dist.get_world_size("
-             "process_group)), and a broadcast's src is a GLOBAL rank: rank 0 of group {1, 2} is global rank 1.")
+    same_training(o, section)
     for ranks in groups:
         if len({o.got[rank]["steps"][-1]["params"] for rank in ranks}) != 1:
             fail(f"ranks {ranks} (one process group) ended with different parameters: the replicas of one group "
@@ -121,10 +117,10 @@ def launch_problem(events: list, at_end: int, buckets: list, names: list) -> str
         later = events[k + 1][1] if k + 1 < len(events) else at_end
         if 0 <= later < allowed:
             when = (f"when {events[k + 1][0]}'s gradient was computed" if k + 1 < len(events) else
-                    "when every hook of the backward had run, before it ended")
+                    "when every hook of the backward had run (before it ended)")
             early = full_at[later] < turn_at[later]
             return (f"bucket {later} could go once {events[turn_at[later]][0]}'s gradient was ready (it and every "
-                    f"bucket below it were full then), but {when} only {later} all-reduce(s) had been launched: "
+                    f"bucket below it were full then), but only {later} all-reduce(s) had been launched {when}: "
                     f"bucket {later} was launched late" + (f", although it had filled before its turn (at "
                                                            f"{events[full_at[later]][0]}'s gradient: buckets fill "
                                                            "out of index order here)" if early else "") + ".")
