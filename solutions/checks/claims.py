@@ -108,12 +108,13 @@ def _slot(o: object, rank: int, step: int, name: str) -> list:
             for param, kind in zip(params, seen.get("slots") or [], strict=False) if param == name]
 
 
-def _last_micro_average(o: object, rank: int, step: int) -> bool:
-    """Your gradients (plain sums) are the mean over the group's ranks of their last micro-batch's local sums."""
+def _last_micros_average(o: object, rank: int, step: int, kept: int) -> bool:
+    """Your gradients (plain sums) are the mean over the group's ranks of their last ``kept`` micro-batches'
+    local sums."""
     groups = [g for g in o.run.kwargs.get("subgroups") or [] if rank in g] or [range(len(o.got))]
-    lasts = [_steps(o, "got", r)[step]["last_local_sums"] for r in groups[0]]
+    lasts = [s for r in groups[0] for s in _steps(o, "got", r)[step]["micro_local_sums"][-kept:]]
     mine = _steps(o, "got", rank)[step]["grad_sums"]
-    return bool(mine) and all(abs(v - sum(last[n] for last in lasts) / len(lasts)) <= 1e-5 * abs(v) + 1e-9
+    return bool(mine) and all(abs(v - sum(last[n] for last in lasts) / len(groups[0])) <= 1e-5 * abs(v) + 1e-9
                               for n, v in mine.items())
 
 
@@ -154,8 +155,8 @@ CLAIMS = (
           lambda o, rank, step, m: any(m.group(1) in moved for moved in _steps(o, "got", rank)[step]["buffers_moved"])),
     Claim("a tensor replaced by broadcast_tensors", r"on rank (\d+), (.+?) was replaced",
           lambda o, rank, step, m: m.group(2) in o.got[int(m.group(1))]["moved"]),
-    Claim("the last micro-batch's average alone", r"each gradient was the average of the last micro-batch's alone",
-          lambda o, rank, step, m: _last_micro_average(o, rank, step)),
+    Claim("the last micro-batches' average alone", r"each gradient was the average of the last (\d+) micro-batch",
+          lambda o, rank, step, m: _last_micros_average(o, rank, step, int(m.group(1)))),
     Claim("a forward launched no broadcast",
           r"your (?:forward (\d+) of step \d+|step \d+'s forward) launched no broadcast where torch DDP's broadcast",
           lambda o, rank, step, m: "broadcast" not in _forward_ops(o, "got", rank, step, _micro(m))

@@ -118,26 +118,31 @@ def values_hint(o: Outcome, rank: int, step: int) -> str:
         return (" When loss.backward() returned, .grad held this rank's own gradients divided by the world "
                 "size: the bucket as it was launched, read before its all-reduce completed. Wait on each "
                 "bucket's work (or future) before you read its buffer (handout §3).")
-    if len(gs["backward"]) > 1 and last_micro_only(o, rank, step):
-        return (f" When the synchronised backward returned, each gradient was the average of the last micro-batch's "
-                f"alone: the {len(gs['backward']) - 1} micro-batch(es) before it, under no_sync(), did not "
+    kept = micro_batches_kept(o, rank, step)
+    if kept:
+        return (f" When the synchronised backward returned, each gradient was the average of the last {kept} "
+                f"micro-batch(es) alone: the {len(gs['backward']) - kept} before, under no_sync(), did not "
                 "accumulate into .grad. Inside no_sync() each backward only accumulates into .grad (nothing zeroes "
                 "or overwrites it); the next synchronised backward averages the accumulated sum (handout §4).")
     return scaling_hint(theirs, mine, size, grouped=bool(o.run.kwargs.get("subgroups")))
 
 
-def last_micro_only(o: Outcome, rank: int, step: int) -> bool:
-    """Whether rank's gradients are the average over its group of the last micro-batch's local gradients only
-    (plain sums per parameter, which average), where torch's are not."""
+def micro_batches_kept(o: Outcome, rank: int, step: int) -> int:
+    """j if rank's gradients are the average over its group of the last j micro-batches' local gradients alone
+    (plain sums per parameter, which average), for some j fewer than all of them, where torch's are not; else 0."""
     ranks = next((r for r in o.run.kwargs.get("subgroups") or [] if rank in r), range(len(o.got)))
-    lasts = [o.got[r]["steps"][step].get("last_local_sums") or {} for r in ranks]
+    micros = [o.got[r]["steps"][step].get("micro_local_sums") or [] for r in ranks]
     mine, theirs = o.got[rank]["steps"][step].get("grad_sums"), o.ref[rank]["steps"][step].get("grad_sums")
-    if not mine or not all(lasts) or any(last.keys() != mine.keys() for last in lasts):
-        return False
-    average = {n: sum(last[n] for last in lasts) / len(lasts) for n in mine}
-    scale = {n: max(abs(v) for v in (mine[n], average[n], theirs.get(n, 0.0))) for n in mine}
-    near = lambda a: all(abs(a.get(n, float("nan")) - average[n]) <= 1e-5 * scale[n] + 1e-9 for n in mine)  # noqa: E731
-    return near(mine) and not near(theirs)
+    count = len(micros[0])
+    if not mine or count < 2 or any(len(m) != count or any(s.keys() != mine.keys() for s in m) for m in micros):
+        return 0
+    for kept in range(1, count):
+        average = {n: sum(s[n] for m in micros for s in m[-kept:]) / len(micros) for n in mine}
+        near = lambda a, avg=average: all(abs(a.get(n, float("nan")) - avg[n]) <= 1e-5 * max(abs(avg[n]), abs(mine[n]))
+                                          + 1e-9 for n in mine)  # noqa: E731
+        if near(mine) and not near(theirs):
+            return kept
+    return 0
 
 
 def buffers_hint(o: Outcome, rank: int, step: int) -> str:
@@ -150,8 +155,8 @@ def buffers_hint(o: Outcome, rank: int, step: int) -> str:
             return (f" Your {where} launched no broadcast where torch DDP's broadcast rank 0's buffers ({len(t)} "
                     "broadcast(s)): at the start of a forward, unless the one before did not synchronise (handout §4).")
         if m and not t:
-            return (f" Your {where} broadcast the buffers where torch DDP's did not: a forward after one inside "
-                    "no_sync() or under torch.no_grad() skips its broadcast (torch's quirk; handout §4).")
+            return (f" Your {where} broadcast the buffers where torch DDP's did not: a forward inside no_sync() or "
+                    "under torch.no_grad() skips the next forward's broadcast (torch's quirk; handout §4).")
     if mine == theirs:
         return (" Your forwards launched torch's broadcasts, yet the buffers after forward differ: broadcast rank "
                 "0's buffers at the START of the forward, before the module runs (which updates them from this "

@@ -16,12 +16,16 @@ class ErrorHint:
     hint: str
 
 
+FROZEN = ("this model has frozen parameters (requires_grad=False): they get no gradient, so no hook and no place "
+          "in a bucket (a bucket holding one never fills). The wrapper gives the bucketing and the Reducer only the "
+          "parameters that require a gradient.")
+
 ERROR_HINTS = (
+    ErrorHint("cannot register a hook on a tensor that doesn't require gradient",
+              lambda kwargs: kwargs.get("model") == "frozen", FROZEN),
     ErrorHint("Expected to have finished reduction", lambda kwargs: kwargs.get("model") == "frozen" and
               not kwargs.get("catch"),
-              "a bucket never filled in the backward before it, and this model has frozen parameters "
-              "(requires_grad=False), which get no gradient: none of them may be in a bucket (the wrapper gives "
-              "the bucketing and the Reducer only the parameters that require a gradient)."),
+              "a bucket never filled in the backward before, and " + FROZEN),
     ErrorHint("is not part of group", lambda kwargs: bool(kwargs.get("subgroups")),
               "here each DDP runs on its own process group: \"rank 0\" is the group's rank 0, and "
               "torch.distributed's src is a GLOBAL rank: dist.get_global_rank(group, 0) translates (rank 0 of "

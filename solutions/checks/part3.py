@@ -110,6 +110,12 @@ def launch_problem(events: list, at_end: int, buckets: list, names: list) -> str
                 full_at[bucket_of[name]] = k
         while allowed < len(buckets) and missing[allowed] == 0:
             turn_at[allowed], allowed = k, allowed + 1
+        full = sum(1 for left in missing if left <= 0)
+        if launched > full:
+            return (f"when {name}'s gradient was computed, {launched} all-reduce(s) had been launched, but only "
+                    f"{full} bucket(s) were full: a bucket was launched before all its gradients were ready. Each "
+                    "parameter's gradient counts once per backward (one hook call per parameter, also for one used "
+                    "twice in forward), and a bucket goes once every one of its gradients has come.")
         if launched > allowed:
             return (f"when {name}'s gradient was computed, {launched} all-reduce(s) had been launched, but bucket "
                     f"{allowed} was not full yet: a bucket above it went first, out of index order (the ranks then "
@@ -158,18 +164,26 @@ def bucket_records(o: Outcome, section: str = "3") -> None:
                 fail(f"rank {rank}, iteration {step + 1}: the GradBuckets passed to the comm hook (index, parameters), "
                      f"in launch order, are not the buckets (handout §{section}):\n"
                      + side_by_side([b[:2] for b in mine], expected, right_name="the buckets"))
-            comparable = [b[:2] for b in theirs] == expected  # torch's buckets are these: its bits must be ours
-            for m, t in zip(mine, theirs if comparable else [None] * len(mine), strict=True):
-                problem = bucket_problem(m, t, len(expected), r)
+            for m in mine:
+                problem = bucket_problem(m, len(expected), r)
                 if problem:
                     fail(f"rank {rank}, iteration {step + 1}, bucket {m[0]}: the comm hook saw {problem} "
                          f"(handout §{section}).")
-    same_training(o, section)
+    same_training(o, section)  # (values differ later, in the buckets too: the first difference is the cause)
+    for rank, (r, g) in enumerate(zip(o.ref, o.got, strict=True)):
+        for step in range(len(r["steps"])):
+            mine, theirs = g["steps"][step]["buckets"], r["steps"][step]["buckets"]
+            if [b[:2] for b in theirs] != expected_buckets(o, rank, step):
+                continue  # torch's buckets are others: their bits say nothing of yours
+            for m, t in zip(mine, theirs, strict=True):
+                if m[2].get("values") != t[2]["values"]:
+                    fail(f"rank {rank}, iteration {step + 1}, bucket {m[0]}: the comm hook saw a buffer whose values "
+                         "differ from torch's (its bits), though the gradients match torch's: the buffer holds the "
+                         f"raw gradients, unscaled, in torch's layout (handout §{section}).")
 
 
-def bucket_problem(mine: list, theirs: list | None, count: int, record: dict) -> str:
-    """What is wrong with one GradBucket a hook saw (empty: nothing), by torch's rules, and against torch's own
-    record of the same bucket (``theirs``) where there is one."""
+def bucket_problem(mine: list, count: int, record: dict) -> str:
+    """What is wrong with one GradBucket a hook saw (empty: nothing), by the rules torch's follow."""
     index, params, seen = mine
     if seen.get("is_last") != (index == count - 1):
         return (f"is_last() {seen.get('is_last')} in bucket {index} of {count}; is_last() is true for the bucket with "
@@ -184,11 +198,9 @@ def bucket_problem(mine: list, theirs: list | None, count: int, record: dict) ->
             return (f"{name}'s gradient in row-major order, where torch's slot holds it as {name} lies in memory "
                     f"({name} is not contiguous): each slot has its parameter's shape and strides, "
                     "buffer.as_strided(param.size(), param.stride(), offset), as torch makes them (C1)")
-        if kind == "other" or (kind == "no .grad" and theirs is not None and theirs[2]["slots"] != seen["slots"]):
+        if kind == "other":
             return (f"a buffer whose slot of {name} does not hold {name}'s raw gradient: the buffer holds the raw "
                     "gradients, copied in unscaled: averaging is the hook's job")
-    if theirs is not None and seen.get("values") != theirs[2]["values"]:
-        return "a buffer whose values differ from torch's (its bits): the buffer holds the raw gradients, unscaled"
     if seen.get("state") is not True:
         return ("a state other than the object registered with it: the hook is called with the state registered "
                 "with it, hook(state, bucket)")

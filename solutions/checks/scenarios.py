@@ -293,7 +293,8 @@ def _train(impl: str, model: str, steps: int = 3, seed_per_rank: bool = False, d
         if eval_mode:
             ddp.train(step % 2 == 0)  # steps 2, 4, ... in eval mode
         grads_before = {n: (p.grad, p.grad.data_ptr()) for n, p in module.named_parameters() if p.grad is not None}
-        entry: dict[str, Any] = {"forward": [], "backward": [], "buffers": [], "buffers_moved": [], "eval_forward": []}
+        entry: dict[str, Any] = {"forward": [], "backward": [], "buffers": [], "buffers_moved": [], "eval_forward": [],
+                                 "micro_local_sums": []}
         step_mark = collective_mark()
         left.clear()
         if dropped_forward:
@@ -447,6 +448,7 @@ def _micro_batch(ddp: torch.nn.Module, module: torch.nn.Module, batch: Callable[
         with ctx_b:
             models.loss_fn(output).backward()
     entry["backward"].append(collectives_since(mark))
+    entry["micro_local_sums"].append({n: g.double().sum().item() for n, g in probe.last.items()})
 
 
 def _record_gradients(entry: dict, module: torch.nn.Module, probe: ReadyProbe, grads_before: dict,
@@ -469,7 +471,6 @@ def _record_gradients(entry: dict, module: torch.nn.Module, probe: ReadyProbe, g
     # ... and plain sums, which add up over steps: what tells "accumulated across iterations".
     entry["grad_sums"] = {n: p.grad.double().sum().item() for n, p in module.named_parameters() if p.grad is not None}
     entry["local_abs_sums"] = probe.local_abs_sums()
-    entry["last_local_sums"] = {n: g.double().sum().item() for n, g in probe.last.items()}
     entry["backward_blocked"] = probe.blocked
     entry["hold_value"] = probe.hold_value
 
@@ -489,7 +490,7 @@ class ReadyProbe:
       that order, and ``at_end``: collectives launched when every hook of the backward has run, before the
       callbacks queued after the probe's first (a Reducer's finalize): when each bucket was launched, by order.
     * ``local``: this rank's own gradients of the step (summed over micro-batches), before any averaging;
-      ``last``: those of its last backward alone.
+      ``last``: those of its last backward alone (each micro-batch's sums go to ``micro_local_sums``).
     * ``hold_back`` (2 ranks): in the armed backward, rank 1 holds back its first gradient, and with it
       its first all-reduce, until rank 0 has computed ALL its gradients. Rank 0 gets there only if its
       all-reduces do not block backward; if they do, ``blocked`` is set when the wait times out (then rank

@@ -120,6 +120,11 @@ class Bucket:
             return self.future.wait()
         self.work.wait()  # all-reduce works in place
         return self.buffer
+
+    def laid_out(self, flat: torch.Tensor) -> list[torch.Tensor]:
+        """The slots' views of ``flat``, a flat tensor laid out like the buffer (what a comm hook returns)."""
+        base = flat.storage_offset() - self.buffer.storage_offset()
+        return [flat.as_strided(v.size(), v.stride(), base + v.storage_offset()) for v in self.views]
 # END SOLUTION
 
 
@@ -284,8 +289,7 @@ class Reducer:
         global_used = self.all_reduce_usage()
         for bucket in self.buckets:
             reduced = bucket.wait()
-            views = bucket.views if reduced is bucket.buffer else \
-                [reduced.as_strided(v.size(), v.stride(), v.storage_offset()) for v in bucket.views]
+            views = bucket.views if reduced is bucket.buffer else bucket.laid_out(reduced)
             grads, averaged = [], []
             for index, view in zip(bucket.variable_indices, views, strict=True):
                 param = self.params[index]
