@@ -214,7 +214,7 @@ class Reducer:
     def prepare_for_backward(self, unused: Sequence[int] = ()) -> None:
         """A synchronised forward ran: the next backward reduces (C2, C5), unless the previous one never
         finished its reduction (C8: raise ``RuntimeError(UNFINISHED_REDUCTION)``). Bonus A: the parameters
-        in ``unused`` get no gradient in this backward; they count as ready at once (A1)."""
+        in ``unused`` get no gradient in this backward; they count as ready at its first hook (A1)."""
         self.record_usage(unused)
         # BEGIN SOLUTION
         if self.require_finalize:
