@@ -14,6 +14,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from tools import student_side
+
+student_side()
+from checks.part5 import entry_size  # noqa: E402 (the release's checks, from solutions/)
+
 
 @dataclass(frozen=True)
 class Edge:
@@ -70,17 +75,6 @@ def valid(test: Callable) -> Callable:
 def both(first: Callable, second: Callable) -> Callable:
     """One input calls both."""
     return lambda run: first(run) and second(run)
-
-
-def _size(entry) -> int:
-    if isinstance(entry, (int, float)):
-        return entry
-    if len(entry) == 2 and isinstance(entry[0], str):
-        return _size(entry[1])
-    size = 1
-    for n in entry:
-        size *= n
-    return size
 
 
 EDGES = (
@@ -193,7 +187,7 @@ EDGES = (
     Edge("ring_allreduce_time", "An empty message still pays the latency term when K > 1", "5.1",
          timeline("ring_allreduce_time", lambda args, kwargs: args[0] == 0 and args[1] > 1)),
     Edge("backward_ready_times", "If all sizes are 0, every gradient is ready at 0", "5.2",
-         timeline("backward_ready_times", lambda args, kwargs: args[0] and not any(_size(e) for e in args[0]))),
+         timeline("backward_ready_times", lambda args, kwargs: args[0] and not any(entry_size(e) for e in args[0]))),
     Edge("backward_ready_times", "a (name, shape) row or a number", "5.2",
          timeline("backward_ready_times", lambda args, kwargs: any(isinstance(e, list) and e and isinstance(e[0], str)
                                                                    for e in args[0]))),
@@ -205,7 +199,7 @@ EDGES = (
     Edge("ddp_step", "Every argument counts: a check changes each of them alone", "5.4",
          timeline("ddp_step", lambda args, kwargs: "order" in kwargs)),
     Edge("ddp_step", "If all sizes are 0, every gradient is ready at 0", "5.4",
-         timeline("ddp_step", lambda args, kwargs: not any(_size(e) for e in kwargs.get("compute_costs") or args[0]))),
+         timeline("ddp_step", lambda args, kwargs: not any(entry_size(e) for e in kwargs.get("compute_costs") or args[0]))),
     Edge("true_backward_order", "is right only for permutations that are their own inverse", "5.6",
          timeline("true_backward_order", lambda args, kwargs: [args[0][i] for i in args[0]] != list(range(len(args[0]))))),
 )

@@ -110,18 +110,18 @@ def zero_edge(case: dict) -> str:
         costs = case.get("kwargs", {}).get("compute_costs") or case["args"][0]
     else:
         return ""
-    if costs and not any(_size(c) for c in costs):
+    if costs and not any(entry_size(c) for c in costs):
         return ("Every size (or compute cost) here is 0: the handout's edge, where every gradient is ready at 0 "
                 "(there is no total to divide by).")
     return ""
 
 
-def _size(entry) -> float:
+def entry_size(entry) -> float:
     """An entry of a ready-times input as a size: a number, a shape's element count, a (name, shape) row's."""
     if isinstance(entry, (int, float)):
         return entry
     if len(entry) == 2 and isinstance(entry[0], str):
-        return _size(entry[1])
+        return entry_size(entry[1])
     return math.prod(entry)
 
 
