@@ -161,7 +161,8 @@ CHECKS = [
                       ddp_kwargs=UNUSED),),
           compare=unused_everywhere),
     Check("A.2", "a parameter used on rank 0 only ends as (g0 + 0) / 2 on both ranks", weight=2, section="4",
-          runs=(train("minddp", "branch b used on rank 0 only", model="branchy", steps=3, use_b="rank0",
+          runs=(Run("used_parameters", {}, ref=ANSWER, label="find_used_parameters on outputs of several shapes"),
+                train("minddp", "branch b used on rank 0 only", model="branchy", steps=3, use_b="rank0",
                       ddp_kwargs=UNUSED),
                 train("minddp", "branch b used on rank 0 only, one bucket per tensor (bucket_cap_mb=0: on rank 1 "
                       "b's buckets hold no gradient)", model="branchy", steps=3, use_b="rank0",
@@ -171,8 +172,7 @@ CHECKS = [
                       accumulate=2, set_to_none=True, ddp_kwargs={**UNUSED, "bucket_cap_mb": 0}),
                 train("minddp", "branch b used by every rank in the micro-batch under no_sync() only, not in the "
                       "synchronised one (2 per step): b's .grad from no_sync counts as used", model="branchy", steps=3,
-                      use_b="no_sync", accumulate=2, ddp_kwargs=UNUSED),
-                Run("used_parameters", {}, ref=ANSWER, label="find_used_parameters on outputs of several shapes")),
+                      use_b="no_sync", accumulate=2, ddp_kwargs=UNUSED)),
           compare=unused_everywhere),
     Check("A.3", "one extra int32 all-reduce of the usage bitmap per backward, summed over ranks", weight=1,
           section="4",
