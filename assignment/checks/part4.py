@@ -160,11 +160,10 @@ def every_backward_syncs(o: Outcome) -> None:
 
 def tied_once(o: Outcome) -> None:
     for rank, (r, g) in enumerate(zip(o.ref, o.got, strict=True)):
-        last = len(r["steps"]) - 1
-        extra = sum(elements_by_dtype(g, last).values()) - sum(elements_by_dtype(r, last).values())
+        extra = sum(elements_by_dtype(g, 0).values()) - sum(elements_by_dtype(r, 0).values())  # (any step)
         shared = [n for n, size in r["numels"].items() if size == extra and n in r.get("shared", {})]
         if shared:
-            fail(f"rank {rank}, step {last + 1}: your backward all-reduced {extra:,} more elements than torch DDP's, exactly "
+            fail(f"rank {rank}, step 1: your backward all-reduced {extra:,} more elements than torch DDP's, exactly "
                  f"the size of {shared[0]}, which two modules share ({shared[0]} is also "
                  f"{', '.join(r['shared'][shared[0]])}): it was bucketed twice. A weight shared by two modules is "
                  "ONE parameter: hand it to the bucketing and the Reducer once (module.parameters() lists it once; "
