@@ -4,20 +4,55 @@
 
 from __future__ import annotations
 
-from checks.check import NONE, Check, Outcome, Run, fail, train
-from checks.compare import same_training, side_by_side
+from checks.check import ANSWER, NONE, Check, Outcome, Run, fail, train
+from checks.compare import outcome_text, same_training, side_by_side
 from checks.part3 import EDGES, SUBGROUPS, bucket_records, groups_text, on_process_groups
 
 UNUSED = {"find_unused_parameters": True}
 
 
 def unused_everywhere(o: Outcome) -> None:
+    if o.run.fn == "used_parameters":
+        return used_parameters(o)
     for rank, (r, g) in enumerate(zip(o.ref, o.got, strict=True)):
         for name, none in r["grad_is_none"].items():
             if g["grad_is_none"].get(name) != none:
                 fail(f"rank {rank}, {name}: grad is {'None' if g['grad_is_none'].get(name) else 'a tensor'}; torch "
                      f"leaves it {'None' if none else 'a tensor'} (handout §4, bonus A)")
+    no_allreduce_in_forward(o)
     same_training(o, "4 (bonus A)")
+
+
+def no_allreduce_in_forward(o: Outcome) -> None:
+    """(A1) The unused parameters count as ready during backward: no forward launches an all-reduce."""
+    for rank, (r, g) in enumerate(zip(o.ref, o.got, strict=True)):
+        for step, (rs, gs) in enumerate(zip(r["steps"], g["steps"], strict=True)):
+            mine, theirs = ([c for c in x["forward"][-1] if c["op"] == "all_reduce"] for x in (gs, rs))
+            if len(mine) > len(theirs):
+                fail(f"rank {rank}, step {step + 1}: your forward launched {len(mine)} all-reduce(s), torch DDP's "
+                     f"{len(theirs)}: buckets that hold only parameters the outputs do not use were launched in the "
+                     "forward, as soon as prepare_for_backward counted them ready. Torch counts them ready at the "
+                     "backward's first gradient (its first autograd hook), so their all-reduces, like every "
+                     "other, are launched in backward (handout §4, bonus A, A1).")
+
+
+USED_RULE = ("find_used_parameters returns the id() of every parameter the outputs depend on through autograd, "
+             "whatever holds the outputs (lists, tuples, dicts, nested), and of an output that is itself a parameter "
+             "(a leaf that requires a gradient); not of a frozen one, nor through a detached tensor (handout §4, "
+             "bonus A)")
+
+
+def used_parameters(o: Outcome) -> None:
+    """find_used_parameters on outputs of several shapes: the reference's answer, case by case."""
+    for case, expected in o.ref[0].items():
+        mine = o.got[0].get(case, {"error": "KeyError", "message": "no answer"})
+        if mine != expected:
+            itself = ("value" in expected and "prior" in expected["value"] and "value" in mine
+                      and "prior" not in mine["value"] and "parameter itself" in case)
+            fail(f"find_used_parameters(outputs), outputs {case}:\n  yours (by name):    {outcome_text(mine)}\n"
+                 f"  expected (by name): {outcome_text(expected)}\n"
+                 + ("An output that is itself a parameter counts as used: it has no grad_fn to walk from, but it is "
+                    "a leaf that requires a gradient, and the loss reaches it. " if itself else "") + USED_RULE)
 
 
 def usage_counts(o: Outcome) -> None:
@@ -56,43 +91,54 @@ def usage_bitmap(o: Outcome) -> None:
 
 
 def rebuilt_buckets(o: Outcome) -> None:
-    """Every rank rebuilds with rank 0's order (as torch's do), then torch's buckets exactly."""
+    """Every rank rebuilds with its group's rank 0's order (as torch's do), then torch's buckets exactly."""
     def layout(record: dict, step: int) -> list:  # (index, parameters) of each GradBucket, in launch order
         return [b[:2] for b in record["steps"][step]["buckets"]]
 
+    groups = o.run.kwargs.get("subgroups") or [list(range(len(o.got)))]
     for step in range(1, len(o.ref[0]["steps"])):
-        for rank in range(1, len(o.got)):
-            mine, rank0 = layout(o.got[rank], step), layout(o.got[0], step)
-            if mine != rank0 and layout(o.ref[rank], step) == layout(o.ref[0], step):
-                fail(f"iteration {step + 1}: rank {rank}'s GradBuckets (index, parameters) differ from rank 0's. The "
-                     "ranks observed different ready orders; every rank must rebuild with rank 0's observed ready "
-                     "order (broadcast from rank 0), as torch does (handout §4, bonus B):\n"
-                     + side_by_side(mine, rank0, f"rank {rank}", "rank 0"))
+        for first, *others in groups:
+            for rank in others:
+                mine, rank0 = layout(o.got[rank], step), layout(o.got[first], step)
+                if mine != rank0 and layout(o.ref[rank], step) == layout(o.ref[first], step):
+                    fail(f"iteration {step + 1}: rank {rank}'s GradBuckets (index, parameters) differ from rank "
+                         f"{first}'s, its process group's rank 0. The ranks observed different ready orders; every "
+                         "rank must rebuild with rank 0's observed ready order (broadcast from rank 0), as torch "
+                         "does (handout §4, bonus B):\n" + side_by_side(mine, rank0, f"rank {rank}", f"rank {first}"))
     bucket_records(o, "4 (bonus B)")
     rebuild_forward(o)
+    if o.run.kwargs.get("subgroups"):
+        on_process_groups(o, "4 (bonus B)")
 
 
 def rebuild_forward(o: Outcome) -> None:
     """The rebuild's collectives come in the forward torch's come in, before the buffers' broadcast."""
-    def extras(record: dict, steady: list) -> list[tuple]:
-        """(step, micro-step, rebuild first?) of each forward launching more collectives than the same micro-step
-        of torch's last iteration (where nothing is rebuilt any more)."""
+    def forwards(entry: dict) -> list[tuple]:
+        """((micro-step, under torch.no_grad()?), its collectives) of each forward of a step, in order."""
+        evals = entry.get("eval_forward") or []
+        return [pair for micro, collectives in enumerate(entry["forward"])
+                for pair in ([((micro, True), evals[micro])] if micro < len(evals) else []) + [((micro, False), collectives)]]
+
+    def extras(record: dict, steady: dict) -> list[tuple]:
+        """(step, (micro-step, no_grad?), rebuild first?) of each forward launching more collectives than the same
+        forward of torch's last iteration (where nothing is rebuilt any more)."""
         found = []
         for step, entry in enumerate(record["steps"]):
-            for micro, collectives in enumerate(entry["forward"]):
-                extra = len(collectives) - len(steady[micro])
+            for at, collectives in forwards(entry):
+                extra = len(collectives) - len(steady[at])
                 if extra > 0:
-                    found.append((step, micro, collectives[extra:] == steady[micro]))
+                    found.append((step, at, collectives[extra:] == steady[at]))
         return found
 
-    def where(at: tuple) -> str:
-        step, micro = at[:2]
+    def where(found: tuple) -> str:
+        step, (micro, no_grad) = found[:2]
         accumulate = o.run.kwargs.get("accumulate", 1)
-        return (f"iteration {step + 1}'s forward {micro + 1} of {accumulate} "
+        return (f"iteration {step + 1}'s " + ("forward under torch.no_grad() before " if no_grad else "")
+                + f"forward {micro + 1} of {accumulate} "
                 + ("(under no_sync())" if micro < accumulate - 1 else "(synchronised)"))
 
     for rank in range(len(o.got)):
-        steady = o.ref[rank]["steps"][-1]["forward"]
+        steady = dict(forwards(o.ref[rank]["steps"][-1]))
         mine, theirs = extras(o.got[rank], steady), extras(o.ref[rank], steady)
         if not theirs:
             continue
@@ -103,7 +149,7 @@ def rebuild_forward(o: Outcome) -> None:
                     "order, so that every rank rebuilds with it" if not mine else
                     "yours launched more collectives than torch's in " + ", ".join(where(at) for at in mine))
                  + ". Rebuild once, in the first forward with gradients enabled after the first synchronised "
-                 "backward, no_sync() or not (handout §4, bonus B).")
+                 "backward, no_sync() or not; never in a forward under torch.no_grad() (handout §4, bonus B).")
         if not mine[0][2]:
             fail(f"rank {rank}, {where(mine[0])}: the rebuild's broadcast came after the buffers' broadcast; torch "
                  "rebuilds first, then broadcasts the buffers (handout §4, bonus B).")
@@ -117,14 +163,15 @@ CHECKS = [
                       ddp_kwargs=UNUSED),),
           compare=unused_everywhere),
     Check("A.2", "a parameter used on rank 0 only ends as (g0 + 0) / 2 on both ranks", weight=2, section="4",
-          runs=(train("minddp", "branch b used on rank 0 only", model="branchy", steps=3, use_b="rank0",
+          runs=(Run("used_parameters", {}, ref=ANSWER, label="find_used_parameters on outputs of several shapes"),
+                train("minddp", "branch b used on rank 0 only", model="branchy", steps=3, use_b="rank0",
                       ddp_kwargs=UNUSED),
                 train("minddp", "branch b used on rank 0 only, one bucket per tensor (bucket_cap_mb=0: on rank 1 "
                       "b's buckets hold no gradient)", model="branchy", steps=3, use_b="rank0",
                       ddp_kwargs={**UNUSED, "bucket_cap_mb": 0}),
                 train("minddp", f"{EDGES}, branch b used on rank 0 only, 2 micro-batches per step, .grad set to None "
-                      "before each step", model="edges", steps=3, use_b="rank0", accumulate=2, set_to_none=True,
-                      ddp_kwargs=UNUSED),
+                      "before each step, one bucket per tensor (b's come first)", model="edges", steps=3, use_b="rank0",
+                      accumulate=2, set_to_none=True, ddp_kwargs={**UNUSED, "bucket_cap_mb": 0}),
                 train("minddp", "branch b used by every rank in the micro-batch under no_sync() only, not in the "
                       "synchronised one (2 per step): b's .grad from no_sync counts as used", model="branchy", steps=3,
                       use_b="no_sync", accumulate=2, ddp_kwargs=UNUSED)),
@@ -143,9 +190,11 @@ CHECKS = [
                                   for model, label, more in (
                                       ("convbn", "Conv + BatchNorm (weights ready before biases)", {}),
                                       ("twobranch", "two branches, rank 0 computes branch a last", {}),
-                                      ("frozen", "an MLP with two frozen layers (no gradient, no place in the order)",
-                                       {}),
+                                      ("frozen", "an MLP with two frozen layers (no gradient, no place in the order), "
+                                                 f"3 ranks as process groups {groups_text(SUBGROUPS)}",
+                                       {"world_size": 3, "subgroups": SUBGROUPS}),
                                       ("convbn", "Conv + BatchNorm, 2 micro-steps per iteration (no_sync, then "
-                                                 "synchronised)", {"accumulate": 2}))),
+                                                 "synchronised), each after an evaluation forward under "
+                                                 "torch.no_grad()", {"accumulate": 2, "no_grad_forward": True}))),
           compare=rebuilt_buckets),
 ]

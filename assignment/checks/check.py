@@ -32,6 +32,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from checks.claims import audited
+from checks.hints import error_hint
 
 ANSWER, NONE = "answer", "none"
 DEADLINE_FLOOR_S = 15.0  # a run may take this long, plus DEADLINE_FACTOR times what the reference took
@@ -121,7 +122,6 @@ class Check:
     section: str  # the handout section its messages cite
     runs: tuple  # its public inputs
     compare: Callable[[Outcome], None]  # raises Failure
-    hint: str = ""  # what a failure of this check usually means (shown with every failure, hangs included)
     public_share: float = 0.5  # of the points, earned on the public inputs
 
     @property
@@ -145,7 +145,7 @@ def deadline_s(reference_s: float | None) -> float:
 
 
 def judge(check: Check, outcome: Outcome) -> str | None:
-    """None if ``check`` passes on this run, else the message (with the input and the hint)."""
+    """None if ``check`` passes on this run, else the message (with the input)."""
     try:
         check.compare(outcome)
     except Failure as failure:  # (each claim it makes about your run must be shown by the record: claims.py)
@@ -160,10 +160,13 @@ MESSAGE_CHARS = 6000  # of what a failure says (an exception's text, a stack, ou
 
 
 def message(check: Check, run: Run, text: str) -> str:
+    """What a failure of ``check`` on ``run`` says: the input, the failure, and a hint if the failure shows its
+    cause (``hints.error_hint``: an error whose text, on this input, points to one)."""
     where = f"On {run.label}: " if run.label else ""
     if len(text) > MESSAGE_CHARS:
         text = text[:MESSAGE_CHARS] + f"\n... (cut: the message was {len(text):,} characters)"
-    return where + text + (f"\n\nHint: {check.hint}" if check.hint else "")
+    hint = error_hint(run.kwargs, text)
+    return where + text + (f"\n\nHint: {hint}" if hint else "")
 
 
 def load_expected(path: str = EXPECTED) -> dict:

@@ -70,15 +70,12 @@ def _dtype_text_shown(text: str, counts: dict) -> bool:
     return found == counts
 
 
-def _steady_forward(o: object, rank: int) -> list:
-    return _steps(o, "ref", rank)[-1]["forward"]
-
-
 def _more_in_forward(o: object, rank: int) -> bool:
-    """Some forward of yours launched more collectives than the same micro-step of torch's last iteration."""
-    steady = _steady_forward(o, rank)
-    return any(len(collectives) > len(steady[micro])
-               for entry in _steps(o, "got", rank) for micro, collectives in enumerate(entry["forward"]))
+    """Some forward of yours (under torch.no_grad() or not) launched more collectives than the same forward of
+    torch's last iteration."""
+    last = _steps(o, "ref", rank)[-1]
+    return any(len(collectives) > len(last[kind][micro]) for entry in _steps(o, "got", rank)
+               for kind in ("forward", "eval_forward") for micro, collectives in enumerate(entry.get(kind) or []))
 
 
 def _construction(record: dict, torch_ddp: bool) -> list:
@@ -98,9 +95,87 @@ def _sum_over_steps(o: object, rank: int, last: int) -> bool:
         for n, v in mine.items())
 
 
+def _event_count(o: object, rank: int, step: int, name: str | None) -> int | None:
+    """How many all-reduces your record says were launched when ``name``'s gradient was computed (None: at the
+    end of the backward's hooks)."""
+    entry = _steps(o, "got", rank)[step]
+    if name is None:
+        return entry["launched_at_end"]
+    return next((count for event, count in entry["grad_events"] if event == name), None)
+
+
+def _slot(o: object, rank: int, step: int, name: str) -> list:
+    """What your hook's record says each bucket's slot of ``name`` held, that iteration."""
+    return [kind for _, params, seen in _steps(o, "got", rank)[step]["buckets"]
+            for param, kind in zip(params, seen.get("slots") or [], strict=False) if param == name]
+
+
+def _last_micros_average(o: object, rank: int, step: int, kept: int) -> bool:
+    """Your gradients (plain sums) are the mean over the group's ranks of their last ``kept`` micro-batches'
+    local sums."""
+    groups = [g for g in o.run.kwargs.get("subgroups") or [] if rank in g] or [range(len(o.got))]
+    lasts = [s for r in groups[0] for s in _steps(o, "got", r)[step]["micro_local_sums"][-kept:]]
+    mine = _steps(o, "got", rank)[step]["grad_sums"]
+    return bool(mine) and all(abs(v - sum(last[n] for last in lasts) / len(groups[0])) <= 1e-5 * abs(v) + 1e-9
+                              for n, v in mine.items())
+
+
+def _forward_ops(o: object, side: str, rank: int, step: int, micro: int) -> list:
+    forwards = _steps(o, side, rank)[step]["forward"]
+    return [c["op"] for c in forwards[micro]] if micro < len(forwards) else []
+
+
+def _micro(m: re.Match) -> int:
+    return int(m.group(1)) - 1 if m.group(1) else 0
+
+
 CLAIMS = (
-    Claim("the backward launched no all-reduce", r"backward launched no all-reduce",
-          lambda o, rank, step, m: not _ops(_last_backward(o, rank, step), "all_reduce")),
+    Claim("the backward launched no all-reduce", r"backward launched no all-reduce, where torch DDP's launched (\d+)",
+          lambda o, rank, step, m: not _ops(_last_backward(o, rank, step), "all_reduce")
+          and len(_ops(_steps(o, "ref", rank)[step]["backward"][-1], "all_reduce")) == int(m.group(1)) > 0),
+    Claim("all-reduces launched when a gradient was computed",
+          r"when ([\w.]+)'s gradient was computed, (\d+) all-reduce\(s\) had been launched",
+          lambda o, rank, step, m: _event_count(o, rank, step, m.group(1)) == int(m.group(2))),
+    Claim("all-reduces launched by a later event",
+          r"only (\d+) all-reduce\(s\) had been launched when (?:([\w.]+)'s gradient was computed|every hook "
+          r"of the backward had run)",
+          lambda o, rank, step, m: _event_count(o, rank, step, m.group(2)) == int(m.group(1))),
+    Claim(".grad is not autograd's tensor", r"([\w.]+)\.grad is not the tensor autograd left",
+          lambda o, rank, step, m: _steps(o, "got", rank)[step]["grads_from_autograd"].get(m.group(1)) is False),
+    Claim("a kept .grad changed", r"([\w.]+)\.grad of step \d+, which the user kept",
+          lambda o, rank, step, m: m.group(1) in _steps(o, "got", rank)[step]["kept_grads_changed"]),
+    Claim("is_last() in a bucket", r"is_last\(\) (True|False) in bucket (\d+)",
+          lambda o, rank, step, m: any(str(seen.get("is_last")) == m.group(1) and index == int(m.group(2))
+                                       for index, _, seen in _steps(o, "got", rank)[step]["buckets"])),
+    Claim("a slot in row-major order", r"([\w.]+)'s gradient in row-major order",
+          lambda o, rank, step, m: "grad, row-major" in _slot(o, rank, step, m.group(1))),
+    Claim("a slot without the raw gradient", r"slot of ([\w.]+) does not hold",
+          lambda o, rank, step, m: any(kind != "grad" for kind in _slot(o, rank, step, m.group(1)))),
+    Claim("replaced by the constructor", r"after construction, ([\w.]+) is not in the storage",
+          lambda o, rank, step, m: m.group(1) in o.got[rank]["moved_by_construction"]),
+    Claim("a buffer replaced in forward", r"your forward replaced the buffer ([\w.]+)",
+          lambda o, rank, step, m: any(m.group(1) in moved for moved in _steps(o, "got", rank)[step]["buffers_moved"])),
+    Claim("a tensor replaced by broadcast_tensors", r"on rank (\d+), (.+?) was replaced",
+          lambda o, rank, step, m: m.group(2) in o.got[int(m.group(1))]["moved"]),
+    Claim("the last micro-batches' average alone", r"each gradient was the average of the last (\d+) micro-batch",
+          lambda o, rank, step, m: _last_micros_average(o, rank, step, int(m.group(1)))),
+    Claim("a forward launched no broadcast",
+          r"your (?:forward (\d+) of step \d+|step \d+'s forward) launched no broadcast where torch DDP's broadcast",
+          lambda o, rank, step, m: "broadcast" not in _forward_ops(o, "got", rank, step, _micro(m))
+          and "broadcast" in _forward_ops(o, "ref", rank, step, _micro(m))),
+    Claim("a forward broadcast where torch's did not",
+          r"your (?:forward (\d+) of step \d+|step \d+'s forward) broadcast the buffers where torch DDP's did not",
+          lambda o, rank, step, m: "broadcast" in _forward_ops(o, "got", rank, step, _micro(m))
+          and "broadcast" not in _forward_ops(o, "ref", rank, step, _micro(m))),
+    Claim("torch's broadcasts in every forward", r"your forwards launched torch's broadcasts",
+          lambda o, rank, step, m: [[c["op"] for c in f] for f in _steps(o, "got", rank)[step]["forward"]]
+          == [[c["op"] for c in f] for f in _steps(o, "ref", rank)[step]["forward"]]),
+    Claim("more elements all-reduced", r"your backward all-reduced ([\d,]+) more elements than torch DDP's",
+          lambda o, rank, step, m: sum(_per_dtype(_last_backward(o, rank, step)).values())
+          - sum(_per_dtype(_steps(o, "ref", rank)[step]["backward"][-1]).values()) == int(m.group(1).replace(",", ""))),
+    Claim("the device made current", r"made device (\d+|none) current",
+          lambda o, rank, step, m: str(([d for d in o.got[0]["devices"] + [o.got[0]["device_id"]] if d is not None]
+                                        or ["none"])[-1]) == m.group(1)),
     Claim("iteration 1 reduced, a later one did not",
           r"iteration 1 launched all-reduces but iteration (\d+) launched none",
           lambda o, rank, step, m: any(_ops(b, "all_reduce") for b in _steps(o, "got", rank)[0]["backward"])

@@ -34,25 +34,34 @@ def same_training(o: Outcome, section: str = "3") -> None:
             rs, gs = r["steps"][step], g["steps"][step]
             for key, what in PHASES:
                 if rs[key] != gs[key]:
-                    fail(f"rank {rank}, step {step + 1}: {what} differ from torch DDP's (handout §{section}); "
-                         f"{largest_difference(r, g)}.{training_hint(key, ref, got, rank, step)}")
+                    fail(f"rank {rank}, step {step + 1}: {what} differ from torch DDP's (handout §{section})"
+                         f"{largest_difference(r, g)}.{training_hint(o, key, rank, step)}")
 
 
 def largest_difference(ref: dict, got: dict) -> str:
-    """Where the final parameters differ most, from per-parameter sums (cheap to send)."""
+    """Where the final parameters differ most, from per-parameter sums (cheap to send): '; after the last step,
+    ...', or nothing if those sums agree."""
     diffs = {name: abs(value - got["param_sums"].get(name, float("nan")))
              for name, value in ref["param_sums"].items()}
     name = max(diffs, key=lambda n: (diffs[n] == diffs[n], diffs[n]))  # NaN (missing) sorts first
-    return f"after the last step, the sum of {name} differs by {diffs[name]:.3g}"
+    if diffs[name] == 0:
+        return ""
+    return f"; after the last step, the sum of {name} differs by {diffs[name]:.3g}"
 
 
-def training_hint(key: str, ref: list, got: list, rank: int, step: int) -> str:
-    """What a difference in ``key`` at (rank, step) most likely means (ranks before ``rank`` matched)."""
+def group_size(o: Outcome, rank: int) -> int:
+    """The size K of the process group ``rank``'s DDP averages over: its subgroup's, or the world's."""
+    return next((len(ranks) for ranks in o.run.kwargs.get("subgroups") or [] if rank in ranks), len(o.ref))
+
+
+def training_hint(o: Outcome, key: str, rank: int, step: int) -> str:
+    """What a difference in ``key`` at (rank, step) shows (ranks before ``rank`` matched): a cause the records
+    point to, or where the values first differ; never a cause they do not show."""
     if key == "buffers":
-        return (" Buffers are broadcast from rank 0 at the START of each forward, before the module runs; a "
-                "forward inside no_sync() or under torch.no_grad() skips the next forward's broadcast (handout §4).")
+        return buffers_hint(o, rank, step)
     if key != "grads":
         return ""
+    ref, got = o.ref, o.got
     rs, gs = ref[rank]["steps"][step], got[rank]["steps"][step]
     hint = (f" Rank 0's values match torch DDP's at this step but rank {rank}'s do not: does some of your code "
             "run on rank 0 only (if rank == 0)?" if rank > 0 else "")
@@ -61,14 +70,14 @@ def training_hint(key: str, ref: list, got: list, rank: int, step: int) -> str:
     if len(mine_ar) > 1 and any(mine_ar[:-1]) and not any(theirs_ar[:-1]):
         return hint + (" A backward whose forward ran inside no_sync() launched all-reduces: with no_sync, "
                        "gradients only accumulate locally (handout §4).")
-    if not any(mine_ar):
+    if not any(mine_ar) and any(theirs_ar):
         if step > 0 and any(c["op"] == "all_reduce" for phase in got[rank]["steps"][0]["backward"] for c in phase):
             return hint + (f" Iteration 1 launched all-reduces but iteration {step + 1} launched none: reset the "
                            "per-iteration state (what counts each bucket's missing gradients, which bucket launches next) in "
                            "prepare_for_backward (handout §3).")
-        return hint + (" Your backward launched no all-reduce on the process group the DDP was given (the default "
-                       "group here, the one whose collectives are recorded): the gradients were never averaged over "
-                       "it. Every collective goes to process_group (handout §3).")
+        return hint + (f" Your backward launched no all-reduce, where torch DDP's launched {len(theirs_ar[-1])} on "
+                       "the same process group: the gradients were never averaged. Every collective goes to "
+                       "process_group (handout §3).")
     if step > 0 and sorted(mine_ar[-1]) == sorted(theirs_ar[-1]) and mine_ar[-1] != theirs_ar[-1]:
         return hint + (" Your all-reduces have torch's sizes but not its order: launch bucket i+1 only after "
                        "bucket i, strictly in index order, never in the order buckets fill (handout §3):\n"
@@ -76,7 +85,8 @@ def training_hint(key: str, ref: list, got: list, rank: int, step: int) -> str:
     early = [c for c in gs["forward"][-1] if c["op"] == "all_reduce"]
     if early and not any(c["op"] == "all_reduce" for c in rs["forward"][-1]):
         return hint + (f" Your forward launched {len(early)} all-reduce(s), before backward computed any gradient: "
-                       "buckets whose parameters all counted as unused, and so ready at once. With "
+                       "buckets whose parameters all counted as unused, and so ready at once. Torch marks the unused "
+                       "parameters ready at the backward's first gradient, not in the forward; and with "
                        "find_unused_parameters, every parameter the outputs depend on is used, whatever holds the "
                        "outputs (lists, tuples, dicts; handout §4, bonus A).")
     # Whatever the buckets, one backward reduces every gradient once: as many elements of each dtype as torch's.
@@ -85,22 +95,75 @@ def training_hint(key: str, ref: list, got: list, rank: int, step: int) -> str:
         return hint + (f" Your backward all-reduced {dtype_text(mine_dt)}; torch DDP's {dtype_text(theirs_dt)}: each "
                        "gradient is reduced once, in a bucket of its own dtype (one flat tensor of its parameters' "
                        "dtype on their device; handout §3, C1).")
+    return hint + (values_hint(o, rank, step) or accumulated_hint(ref[rank], got[rank], step)
+                   or first_difference(rs.get("grad_abs_sums"), gs.get("grad_abs_sums"), step))
+
+
+def values_hint(o: Outcome, rank: int, step: int) -> str:
+    """A cause the gradients' sums show: local gradients kept, read before the wait, one micro-batch only, or
+    every gradient torch's times one constant."""
+    rs, gs = o.ref[rank]["steps"][step], o.got[rank]["steps"][step]
     mine, theirs, local = gs.get("grad_abs_sums"), rs.get("grad_abs_sums"), gs.get("local_abs_sums")
+    size = group_size(o, rank)
     if mine and local and all_close(mine, local) and not all_close(theirs, local):
         if rs["params"] == gs["params"]:
-            return hint + (" When loss.backward() returned, .grad still held this rank's local gradients, yet "
-                           "the parameters after optimizer.step() are right: you average too late. Wait for the "
-                           "buckets and copy the averaged gradients back at the end of backward, so backward "
-                           "returns with them (handout §3).")
-        return hint + (" When loss.backward() returned, .grad still held this rank's local gradients: copy the "
-                       "averaged bucket back into .grad at the end of backward (handout §3).")
-    scaled = {k: v / len(ref) for k, v in (local or {}).items()}
+            return (" When loss.backward() returned, .grad still held this rank's local gradients, yet "
+                    "the parameters after optimizer.step() are right: you average too late. Wait for the "
+                    "buckets and copy the averaged gradients back at the end of backward, so backward "
+                    "returns with them (handout §3).")
+        return (" When loss.backward() returned, .grad still held this rank's local gradients: copy the averaged "
+                + ("result back into .grad at the end of backward: with a comm hook, the tensor the future returns "
+                   "(here a new tensor, not the bucket's buffer; handout §3, C4)." if o.run.kwargs.get("hook") else
+                   "bucket back into .grad at the end of backward (handout §3)."))
+    scaled = {k: v / size for k, v in (local or {}).items()}
     if mine and local and all_close(mine, scaled) and not all_close(theirs, scaled):
-        return hint + (" When loss.backward() returned, .grad held this rank's own gradients divided by the world "
-                       "size: the bucket as it was launched, read before its all-reduce completed. Wait on each "
-                       "bucket's work (or future) before you read its buffer (handout §3).")
-    return hint + (scaling_hint(theirs, mine, len(ref)) or accumulated_hint(ref[rank], got[rank], step)
-                   or first_difference(theirs, mine, step))
+        return (" When loss.backward() returned, .grad held this rank's own gradients divided by the world "
+                "size: the bucket as it was launched, read before its all-reduce completed. Wait on each "
+                "bucket's work (or future) before you read its buffer (handout §3).")
+    kept = micro_batches_kept(o, rank, step)
+    if kept:
+        return (f" When the synchronised backward returned, each gradient was the average of the last {kept} "
+                f"micro-batch(es) alone: the {len(gs['backward']) - kept} before, under no_sync(), did not "
+                "accumulate into .grad. Inside no_sync() each backward only accumulates into .grad (nothing zeroes "
+                "or overwrites it); the next synchronised backward averages the accumulated sum (handout §4).")
+    return scaling_hint(theirs, mine, size, grouped=bool(o.run.kwargs.get("subgroups")))
+
+
+def micro_batches_kept(o: Outcome, rank: int, step: int) -> int:
+    """j if rank's gradients are the average over its group of the last j micro-batches' local gradients alone
+    (plain sums per parameter, which average), for some j fewer than all of them, where torch's are not; else 0."""
+    ranks = next((r for r in o.run.kwargs.get("subgroups") or [] if rank in r), range(len(o.got)))
+    micros = [o.got[r]["steps"][step].get("micro_local_sums") or [] for r in ranks]
+    mine, theirs = o.got[rank]["steps"][step].get("grad_sums"), o.ref[rank]["steps"][step].get("grad_sums")
+    count = len(micros[0])
+    if not mine or count < 2 or any(len(m) != count or any(s.keys() != mine.keys() for s in m) for m in micros):
+        return 0
+    for kept in range(1, count):
+        average = {n: sum(s[n] for m in micros for s in m[-kept:]) / len(micros) for n in mine}
+        near = lambda a, avg=average: all(abs(a.get(n, float("nan")) - avg[n]) <= 1e-5 * max(abs(avg[n]), abs(mine[n]))
+                                          + 1e-9 for n in mine)  # noqa: E731
+        if near(mine) and not near(theirs):
+            return kept
+    return 0
+
+
+def buffers_hint(o: Outcome, rank: int, step: int) -> str:
+    """Why the buffers after a forward differ, from what the forwards launched."""
+    ops = lambda x: [[c["op"] for c in f] for f in x["steps"][step]["forward"]]  # noqa: E731
+    mine, theirs = ops(o.got[rank]), ops(o.ref[rank])
+    for micro, (m, t) in enumerate(zip(mine, theirs, strict=False)):
+        where = f"forward {micro + 1} of step {step + 1}" if len(mine) > 1 else f"step {step + 1}'s forward"
+        if t and not m:
+            return (f" Your {where} launched no broadcast where torch DDP's broadcast rank 0's buffers ({len(t)} "
+                    "broadcast(s)): at the start of a forward, unless the one before did not synchronise (handout §4).")
+        if m and not t:
+            return (f" Your {where} broadcast the buffers where torch DDP's did not: a forward inside no_sync() or "
+                    "under torch.no_grad() skips the next forward's broadcast (torch's quirk; handout §4).")
+    if mine == theirs:
+        return (" Your forwards launched torch's broadcasts, yet the buffers after forward differ: broadcast rank "
+                "0's buffers at the START of the forward, before the module runs (which updates them from this "
+                "rank's data), into the buffers themselves (handout §4).")
+    return ""
 
 
 def elements_by_dtype(record: dict, step: int) -> dict[str, int]:
@@ -150,7 +213,7 @@ def all_close(a: dict, b: dict, rtol: float = 1e-6) -> bool:
     return a.keys() == b.keys() and all(abs(a[k] - b[k]) <= rtol * max(abs(a[k]), abs(b[k]), 1e-30) for k in a)
 
 
-def scaling_hint(theirs: dict | None, mine: dict | None, world_size: int) -> str:
+def scaling_hint(theirs: dict | None, mine: dict | None, world_size: int, grouped: bool = False) -> str:
     """If every gradient is torch's times one constant (sums of |grad| per parameter), name the mistake."""
     pairs = [(mine[k], v) for k, v in (theirs or {}).items()
              if k in (mine or {}) and math.isfinite(mine[k]) and math.isfinite(v) and v > 0]  # inf, NaN: no ratio
@@ -160,16 +223,17 @@ def scaling_hint(theirs: dict | None, mine: dict | None, world_size: int) -> str
     ratio = ratios[0]
     if ratio <= 0 or any(abs(r - ratio) > 1e-4 * ratio for r in ratios):
         return ""
+    size = "the process group's size" if grouped else "the world size"
     if abs(ratio - world_size) < 1e-4 * world_size:
         return (f" Every gradient is {world_size} times torch's: they were summed across ranks but not divided by "
-                f"the world size ({world_size}) (handout §3).")
+                f"{size} ({world_size}) (handout §3).")
     if abs(ratio * world_size - 1) < 1e-4:
-        return (f" Every gradient is 1/{world_size} of torch's: they were divided by the world size twice "
-                "(handout §3).")
+        return f" Every gradient is 1/{world_size} of torch's: they were divided by {size} twice (handout §3)."
     divisor = world_size / ratio
     if abs(divisor - round(divisor)) < 1e-4 * divisor and round(divisor) != world_size:
         return (f" Every gradient is {ratio:.4g} times torch's: they were divided by {round(divisor)} instead of "
-                f"the world size ({world_size}) (handout §3).")
+                f"{size} ({world_size})" + (", dist.get_world_size(process_group)" if grouped else "")
+                + " (handout §3).")
     return ""
 
 
@@ -281,10 +345,12 @@ def close(a, b, rtol: float = 1e-9) -> bool:
     return a == b
 
 
-def same_outcomes(o: Outcome, describe, rule: str, rtol: float | None = None, cases: str = "cases") -> None:
+def same_outcomes(o: Outcome, describe, rule: str, rtol: float | None = None, cases: str = "cases",
+                  edge=lambda case: "") -> None:
     """Every case's outcome equals the reference's (floats within ``rtol`` if given). The first failing case
     is shown, with the mistake that reproduces every one of your answers if one of the run's ``mistakes``
-    does (the reference's results under each named mistake are in ``o.mistakes``)."""
+    does (the reference's results under each named mistake are in ``o.mistakes``), and the edge of the
+    handout it is, if ``edge(case)`` names one."""
     def same(a: dict, b: dict) -> bool:
         if rtol is None:
             return a == b
@@ -296,5 +362,6 @@ def same_outcomes(o: Outcome, describe, rule: str, rtol: float | None = None, ca
             continue
         named = [text for text, results in o.mistakes.items()
                  if not same(results[0][i], r) and all(same(m, mine) for m, mine in zip(results[0], got, strict=True))]
-        fail(f"{describe(case)}\n  yours:    {outcome_text(g)}\n  expected: {outcome_text(r)}\n{rule}"
+        fail(f"{describe(case)}\n  yours:    {outcome_text(g)}\n  expected: {outcome_text(r)}\n"
+             + (f"{edge(case)}\n" if edge(case) else "") + rule
              + (f"\nYour answers are exactly what you get when {named[0]}." if named else ""))

@@ -274,11 +274,6 @@ def group() -> LateGroup:
     return _group
 
 
-def is_late(group_name: str) -> bool:
-    """Whether the flight recorder's entries of ``group_name`` are the late group's (its gloo group's)."""
-    return _group is not None and group_name == _group.group_name
-
-
 @contextlib.contextmanager
 def as_default_group(in_order: bool = True) -> Iterator[LateGroup]:
     """Within the block, the default process group (group=None: torch's DDP, yours, dist.*) is the late group,

@@ -100,7 +100,29 @@ def env_differences(rank: int, got: dict, ref: dict) -> str:
     return "".join(f"\n{line}" for line in lines)
 
 
+def compare_nccl(o: Outcome) -> None:
+    """init_process_group() on a node with GPUs: nccl, and the device of the process's LOCAL rank made current."""
+    environ, seen = o.run.kwargs["environ"], o.got[0]
+    where = (f"init_process_group() under RANK={environ['RANK']}, LOCAL_RANK={environ['LOCAL_RANK']} "
+             f"(LOCAL_WORLD_SIZE={environ['LOCAL_WORLD_SIZE']}), where torch.cuda.is_available() is True")
+    local = int(environ["LOCAL_RANK"])
+    if seen.get("error"):
+        fail(f"{where}: raised {seen['error']}: {seen['message']} (handout §1)")
+    if seen["backend"] != "nccl":
+        fail(f"{where}: asked torch.distributed.init_process_group for backend {seen['backend']!r}; with no backend "
+             "given and CUDA available, it is \"nccl\" (handout §1)")
+    chosen = [d for d in seen["devices"] + [seen["device_id"]] if d is not None]
+    if chosen[-1:] != [local] or local not in chosen:
+        fail(f"{where}: made device {chosen[-1] if chosen else 'none'} current"
+             + (" (torch.cuda.set_device was never called)" if not chosen else "")
+             + f"; expected {local}: each process drives the GPU of its LOCAL rank on its node (there are "
+             f"LOCAL_WORLD_SIZE of them), not of its global rank: torch.cuda.set_device(local_rank) before joining "
+             "(handout §1)")
+
+
 def compare_launch(o: Outcome) -> None:
+    if o.run.fn == "nccl_device":
+        return compare_nccl(o)
     nproc = o.run.kwargs["nproc"]
     values = o.kwargs.get("values") or [rank + 1 for rank in range(nproc)]
     if len(o.got) != nproc:
@@ -175,9 +197,8 @@ CHECKS = [
           compare=compare_layouts),
     Check("1.4", "init_process_group joins a job started by a real torchrun", weight=2, section="1",
           runs=(Run("launch", {"nproc": 2}, ref=NONE, label="torchrun --standalone --nproc_per_node=2",
-                    feed=("values",)),),
-          compare=compare_launch, public_share=1.0,
-          hint="a training script calls init_process_group() with no arguments under torchrun: read the torchrun "
-               "environment, initialise the default process group (gloo without CUDA), return the DistEnv; "
-               "destroy_process_group() leaves it."),
+                    feed=("values",)),
+                Run("nccl_device", {"environ": GOOD}, ref=NONE, label="rank 5 of 8, 4 per node, on a node with GPUs "
+                    "(CUDA and torch.distributed's init stood in for)")),
+          compare=compare_launch, public_share=1.0),
 ]

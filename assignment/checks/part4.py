@@ -9,7 +9,7 @@ and compares them: values after every phase, and the collectives of each phase.
 from __future__ import annotations
 
 from checks.check import NONE, Check, Outcome, Run, fail, train
-from checks.compare import as_planned, collective_text, same_allreduces, same_training, side_by_side
+from checks.compare import as_planned, collective_text, elements_by_dtype, same_allreduces, same_training, side_by_side
 from checks.part3 import EDGES, SUBGROUPS, groups_text, on_process_groups
 
 CONVBN = "Conv + BatchNorm (buffers)"
@@ -37,10 +37,16 @@ def same_construction(o: Outcome) -> None:
 
 
 def broadcast_from_src(o: Outcome, groups: list) -> None:
-    """broadcast_tensors(tensors, group, src): every rank of the group ends with the values of the group's rank src."""
+    """broadcast_tensors(tensors, group, src): every rank of the group ends with the values of the group's rank src,
+    written into the tensors themselves."""
     src = o.run.kwargs["src"]
     for ranks in groups:
         for rank in ranks:
+            if o.got[rank].get("moved"):
+                fail(f"broadcast_tensors(tensors, group, src={src}): on rank {rank}, {o.got[rank]['moved'][0]} was "
+                     "replaced (its storage or strides changed), not overwritten in place: copy the values into the "
+                     "tensors themselves (torch._foreach_copy_, or copy_ under torch.no_grad()), never rebind "
+                     "their .data, so every view and reference of them sees the new values (handout §4, W1).")
             if o.got[rank]["from"] != [ranks[src]]:
                 fail(f"broadcast_tensors(tensors, group, src={src}) with group {groups_text([ranks])} of a world of "
                      f"{len(o.got)}: rank {rank} ended with the values of global rank(s) {o.got[rank]['from']}, not "
@@ -59,6 +65,7 @@ def construction(o: Outcome) -> None:
                 where = f" of process group {groups_text([ranks])}" if len(groups) > 1 else ""
                 fail(f"ranks {ranks}{where} start from different {words}, or not from torch DDP's: broadcast rank "
                      "0's parameters and buffers in the constructor, both (handout §4)")
+    in_place_construction(o)
     same_construction(o)
     as_planned(o, "2, §4")
     if len(groups) > 1:
@@ -67,9 +74,28 @@ def construction(o: Outcome) -> None:
         same_training(o, "4")
 
 
+def in_place_construction(o: Outcome) -> None:
+    """(W1) The constructor overwrites the module's parameters and buffers in place, as torch's does."""
+    for rank, (r, g) in enumerate(zip(o.ref, o.got, strict=True)):
+        moved = [n for n in g["moved_by_construction"] if n not in r["moved_by_construction"]]
+        if moved:
+            fail(f"rank {rank}: after construction, {moved[0]} is not in the storage it was in before (its address "
+                 "or strides changed): the constructor replaced it, where torch's DDP overwrites every parameter "
+                 "and buffer in place. A view of it taken before wrapping then keeps the old values, and a "
+                 "transposed parameter comes back contiguous. Copy rank 0's values into the tensors themselves "
+                 "(torch._foreach_copy_, or copy_ under torch.no_grad()), never rebind their .data (handout §4, W1).")
+
+
 def buffers_each_forward(o: Outcome) -> None:
     off = (o.run.kwargs.get("ddp_kwargs") or {}).get("broadcast_buffers") is False
     for rank, (r, g) in enumerate(zip(o.ref, o.got, strict=True)):
+        for step, entry in enumerate(g["steps"]):
+            moved = [n for micro in entry["buffers_moved"] for n in micro]
+            if moved:
+                fail(f"rank {rank}, step {step + 1}: your forward replaced the buffer {moved[0]} (it is in another "
+                     "storage after the forward than before): broadcast rank 0's buffers into the buffers "
+                     "themselves, in place, as torch's DDP does; never rebind their .data, which moves them at "
+                     "every forward (handout §4, W4).")
         if off and g["buffers_at_start"] != r["buffers_at_start"]:
             fail(f"rank {rank}: with broadcast_buffers=False, torch's DDP does not broadcast buffers at all, not even "
                  "in the constructor: each rank keeps its own (here they differ per rank); yours differ from them "
@@ -95,15 +121,25 @@ def no_sync_accumulates(o: Outcome) -> None:
                "synchronised backward, so it must not arm the next backward's reduction." if no_grad else "")
     after = (" Here a no_sync() block was left by an exception just before it: no_sync() must restore the switch "
              "however its block is left (try/finally)." if nested else "")
-    for rank, g in enumerate(o.got):
-        for step, entry in enumerate(g["steps"]):
-            if any(entry["backward"][:-1]):
-                fail(f"rank {rank}, step {step + 1}: a backward whose forward ran inside no_sync() launched "
-                     f"collectives {[[c['op'] for c in b] for b in entry['backward'][:-1]]}; it must launch none "
-                     f"(handout §4).{inside}")
-            if not any(c["op"] == "all_reduce" for c in entry["backward"][-1]):
-                fail(f"rank {rank}, step {step + 1}: the last micro-batch (outside no_sync) must synchronise, but its "
-                     f"backward launched no all-reduce (handout §4).{after}")
+    armed = (" Here each step starts with a synchronised forward whose output gets no backward: it prepares the "
+             "Reducer, and the next backward reduces, whichever forward it follows (a forward inside no_sync() "
+             "prepares nothing, and does not undo it), as torch's DDP does." if o.run.kwargs.get("dropped_forward")
+             else "")
+    for rank, (r, g) in enumerate(zip(o.ref, o.got, strict=True)):
+        for step, (rs, gs) in enumerate(zip(r["steps"], g["steps"], strict=True)):
+            for micro, (t, m) in enumerate(zip(rs["backward"], gs["backward"], strict=True)):
+                reduces = [any(c["op"] == "all_reduce" for c in b) for b in (t, m)]
+                last = micro == len(gs["backward"]) - 1
+                if m and not reduces[0] and not last:
+                    fail(f"rank {rank}, step {step + 1}: a backward whose forward ran inside no_sync() launched "
+                         f"collectives {[c['op'] for c in m]}; torch DDP's launched none: with no_sync, gradients "
+                         f"only accumulate locally (handout §4).{inside}")
+                if reduces[0] and not reduces[1]:
+                    fail(f"rank {rank}, step {step + 1}: " + (
+                        f"the last micro-batch (outside no_sync) must synchronise, but its backward launched no "
+                        f"all-reduce (handout §4).{after}" if last else
+                        f"torch DDP's backward of micro-batch {micro + 1} reduced (its forward ran inside no_sync()), "
+                        f"yours launched no all-reduce (handout §3, C5).{armed}"))
     same_training(o, "4")
 
 
@@ -123,6 +159,15 @@ def every_backward_syncs(o: Outcome) -> None:
 
 
 def tied_once(o: Outcome) -> None:
+    for rank, (r, g) in enumerate(zip(o.ref, o.got, strict=True)):
+        extra = sum(elements_by_dtype(g, 0).values()) - sum(elements_by_dtype(r, 0).values())  # (any step)
+        shared = [n for n, size in r["numels"].items() if size == extra and n in r.get("shared", {})]
+        if shared:
+            fail(f"rank {rank}, step 1: your backward all-reduced {extra:,} more elements than torch DDP's, exactly "
+                 f"the size of {shared[0]}, which two modules share ({shared[0]} is also "
+                 f"{', '.join(r['shared'][shared[0]])}): it was bucketed twice. A weight shared by two modules is "
+                 "ONE parameter: hand it to the bucketing and the Reducer once (module.parameters() lists it once; "
+                 "walking the submodules lists it twice; handout §4, W3).")
     same_allreduces(o, "the all-reduces of backward (elements, dtype) differ from torch DDP's (handout §2, §4)")
     same_training(o, "4")
 
@@ -169,10 +214,7 @@ CHECKS = [
                 Run("broadcast_values", {"src": 1, "subgroups": [[1, 2]]}, world_size=3, ref=NONE,
                     label="broadcast_tensors(..., src=1) on process group {1, 2} of 3 ranks (its rank 1 is global "
                           "rank 2)")),
-          compare=construction,
-          hint="every rank starts from rank 0's parameters AND buffers: the constructor broadcasts both. On a process "
-               "group, \"rank 0\" is the group's rank 0: dist.broadcast's src is a global rank "
-               "(dist.get_global_rank(group, 0)), and every collective goes to the group."),
+          compare=construction),
     Check("4.2", "rank 0's buffers are broadcast at the start of every forward (none with broadcast_buffers=False)",
           weight=4, section="4",
           runs=(train("minddp", CONVBN, model="convbn", steps=3),
@@ -180,10 +222,7 @@ CHECKS = [
                       steps=2, buffers_per_rank=True, ddp_kwargs={"broadcast_buffers": False}),
                 train("minddp", f"{CONVBN}, steps 2 and 4 after ddp.eval() (DDP syncs in eval mode too)",
                       model="convbn", steps=4, eval_mode=True)),
-          compare=buffers_each_forward,
-          hint="broadcast rank 0's buffers at the START of each forward, before the module runs. After it is too "
-               "late: BatchNorm has already used this rank's statistics, and overwriting them in place breaks the "
-               "tensors autograd saved for backward (\"modified by an inplace operation\")."),
+          compare=buffers_each_forward),
     Check("4.3", "no_sync accumulates locally with no collective, then the next synced backward averages all",
           weight=4, section="4",
           runs=(train("minddp", f"{CONVBN}, 4 micro-batches per step", model="convbn", steps=2, accumulate=4),
@@ -192,10 +231,10 @@ CHECKS = [
                 train("minddp", f"{CONVBN}, 3 micro-batches, nested no_sync(), one left by an exception",
                       model="convbn", steps=2, accumulate=3, no_sync="nested"),
                 train("minddp", f"{CONVBN}, 3 micro-batches, each after a forward under torch.no_grad()",
-                      model="convbn", steps=2, accumulate=3, no_grad_forward=True)),
-          compare=no_sync_accumulates,
-          hint="inside no_sync() each backward only accumulates into .grad (nothing zeroes or overwrites it); the "
-               "next synchronised backward then averages the accumulated sum."),
+                      model="convbn", steps=2, accumulate=3, no_grad_forward=True),
+                train("minddp", f"{CONVBN}, 2 micro-batches, each step after a synchronised forward whose output gets "
+                      "no backward", model="convbn", steps=2, accumulate=2, dropped_forward=True)),
+          compare=no_sync_accumulates),
     Check("4.4", "the no_sync switch is read in forward (wrapping only backward still syncs)", weight=3, section="4",
           runs=(train("minddp", f"{CONVBN}, no_sync around backward only", model="convbn", steps=2, accumulate=3,
                       no_sync="backward"),),
@@ -203,9 +242,7 @@ CHECKS = [
     Check("4.5", "frozen parameters (requires_grad=False) are not synchronised", weight=2, section="4",
           runs=(train("minddp", "an MLP with two frozen layers", model="frozen", steps=3,
                       ddp_kwargs={"bucket_cap_mb": 0.01}),),
-          compare=lambda o: same_training(o, "4"),
-          hint="a frozen parameter (requires_grad=False) never gets a gradient: it must not be in any bucket, or "
-               "its bucket never becomes ready."),
+          compare=lambda o: same_training(o, "4")),
     Check("4.6", "without no_sync every backward averages, buffers broadcast before every forward", weight=2,
           section="4", runs=(train("minddp", f"{CONVBN}, 2 micro-batches, no no_sync", model="convbn", steps=2,
                                    accumulate=2, no_sync="never"),),
@@ -213,9 +250,7 @@ CHECKS = [
     Check("4.7", "a weight shared by two modules is bucketed and all-reduced once", weight=1, section="4",
           runs=(train("minddp", "the tied model, bucket_cap_mb=0.005", model="tied", steps=3,
                       ddp_kwargs={"bucket_cap_mb": 0.005}),),
-          compare=tied_once,
-          hint="a weight shared by two modules (the tied embedding) is ONE parameter: hand it to the bucketing and "
-               "the Reducer once (module.parameters() lists it once; walking the submodules lists it twice)."),
+          compare=tied_once),
     Check("4.8", "a parameter without a gradient raises in the next forward, as torch DDP does", weight=1,
           section="4", runs=(train("minddp", "a model whose branch b is unused, find_unused_parameters=False",
                                    model="branchy", steps=2, use_b="none", catch=True),

@@ -18,7 +18,6 @@ from typing import Any
 
 import torch
 import torch.distributed as dist
-from torch._utils import _unflatten_dense_tensors
 
 UNFINISHED_REDUCTION = (
     "Expected to have finished reduction in the prior iteration before starting a new one. Some "
@@ -159,7 +158,7 @@ class Reducer:
     def prepare_for_backward(self, unused: Sequence[int] = ()) -> None:
         """A synchronised forward ran: the next backward reduces (C2, C5), unless the previous one never
         finished its reduction (C8: raise ``RuntimeError(UNFINISHED_REDUCTION)``). Bonus A: the parameters
-        in ``unused`` get no gradient in this backward; they count as ready at once (A1)."""
+        in ``unused`` get no gradient in this backward; they count as ready at its first hook (A1)."""
         self.record_usage(unused)
         # YOUR CODE HERE: replace this raise.
         raise NotImplementedError("Part 3: Reducer.prepare_for_backward — see handout §3")

@@ -490,8 +490,7 @@ def hidden_message(check: Check, failure: Failed, public: TestResult | None) -> 
     elif public is not None:
         text += (f" Its public inputs pass, so the difference is in what only the hidden ones exercise: read your "
                  f"code against handout §{check.section} for this check ({check.name}).")
-    return text + " (Hidden inputs and the results expected on them are never shown.)" + \
-        (f"\n\nHint: {check.hint}" if check.hint else "")
+    return text + " (Hidden inputs and the results expected on them are never shown.)"
 
 
 def hidden_runs_text(runs: tuple[Run, ...]) -> str:

@@ -590,8 +590,12 @@ def _training(allreduces: int, grads: list) -> list:
 
 
 @pytest.mark.parametrize("claim, allreduces, mine, true", [
-    ("Your backward launched no all-reduce on the process group the DDP was given.", 0, [1.0, 5.0], True),
-    ("Your backward launched no all-reduce on the process group the DDP was given.", 2, [1.0, 5.0], False),
+    ("Your backward launched no all-reduce, where torch DDP's launched 2 on the same process group.", 0, [1.0, 5.0],
+     True),
+    ("Your backward launched no all-reduce, where torch DDP's launched 2 on the same process group.", 2, [1.0, 5.0],
+     False),
+    ("Your backward launched no all-reduce, where torch DDP's launched 3 on the same process group.", 0, [1.0, 5.0],
+     False),
     ("Step 1 matched torch DDP's bit for bit: look at what your code carries.", 2, [1.0, 5.0], True),
     ("Step 1 matched torch DDP's bit for bit: look at what your code carries.", 2, [7.0, 5.0], False),
     ("Step 1 matched torch DDP's bit for bit; in step 2 each of your gradients is the sum of torch's averaged "
@@ -649,3 +653,80 @@ def test_a_release_name_from_the_upload_is_read_only_in_its_form():
     said = version.note(ours, version.parse(b'{"release": "2026.1", "version": "aaaaaaaaaaaa", "parts": {}}'), {})
     assert said.startswith("Release: your files come from release 2026.1 (aaaaaaaaaaaa), older or other than the one "
                            "this grader grades (2026.2 (bbbbbbbbbbbb))"), said
+
+
+def test_a_claim_of_no_all_reduce_needs_torchs_record_to_show_some():
+    """A record that holds no all-reduce for torch either (a process group's, before they were recorded) backs
+    no claim that yours launched none: the 3.10 message that said so of a right Reducer is withdrawn."""
+    text = ("rank 0, step 2: gradients when backward returned differ from torch DDP's (handout §3). Your backward "
+            "launched no all-reduce, where torch DDP's launched 0 on the same process group. Next.")
+    assert WITHDRAWN in audited(text, Outcome(None, _training(0, [1.0, 5.0]), _training(0, [1.0, 2.0]), {}))
+
+
+BUCKETS, NAMES = [[0], [1], [2]], ["p0", "p1", "p2"]
+
+
+@pytest.mark.parametrize("events, at_end, says", [
+    ([["p1", 0], ["p0", 0], ["p2", 2]], 3, ""),  # bucket 1 fills first, goes right after bucket 0
+    ([["p1", 0], ["p0", 0], ["p2", 1]], 3, "bucket 1 was launched late, although it had filled before its turn"),
+    ([["p0", 0], ["p1", 1], ["p2", 2]], 2, "only 2 all-reduce(s) had been launched when every hook"),
+    ([["p1", 0], ["p2", 1], ["p0", 1]], 3, "out of index order"),  # bucket 1 went before bucket 0 was full
+    ([["p0", 0], ["p1", 1], ["p2", 2]], 3, ""),  # in order, each at its own hook
+    ([["p0", 1], ["p1", 1], ["p2", 2]], 3, ""),  # a tensor hook launched bucket 0 before the probe saw p0
+])
+def test_launch_times_are_read_from_the_order_of_events(events, at_end, says):
+    """(C2) Each bucket launched once it and the buckets below it are full, never before, never later. (A launch
+    seen at the very event that makes it allowed is not early: a tensor hook registered before the probe's may
+    have launched it.)"""
+    from checks.part3 import launch_problem
+    problem = launch_problem(events, at_end, BUCKETS, NAMES)
+    assert (says in problem) if says else problem == ""
+
+
+def test_a_bucket_launched_before_it_is_full_is_told_apart_from_one_out_of_order():
+    from checks.part3 import launch_problem
+    problem = launch_problem([["p0", 0], ["p1", 1], ["p2", 1]], 1, [[0, 1, 2]], NAMES)
+    assert "before all its gradients were ready" in problem and "one hook call per parameter" in problem
+
+
+def test_gradbuckets_are_held_to_torchs_rules():
+    """is_last() on the highest index only, whichever fills last; each slot torch's layout of the raw gradient."""
+    from checks.part3 import bucket_problem
+    record = {"dtypes": {"a": "float32", "t": "float32"}, "numels": {"a": 2, "t": 6}}
+    seen = lambda **over: {"is_last": False, "dtype": "float32", "elements": 6, "state": True,  # noqa: E731
+                           "slots": ["grad"], **over}
+    assert bucket_problem([0, ["t"], seen()], 2, record) == ""
+    assert "is_last() True in bucket 0 of 2" in bucket_problem([0, ["t"], seen(is_last=True)], 2, record)
+    assert "is_last() False in bucket 1 of 2" in bucket_problem([1, ["t"], seen()], 2, record)
+    assert "row-major" in bucket_problem([0, ["t"], seen(slots=["grad, row-major"])], 2, record)
+    assert "raw gradient" in bucket_problem([0, ["t"], seen(slots=["other"])], 2, record)
+    assert "state" in bucket_problem([0, ["t"], seen(state=False)], 2, record)
+
+
+@pytest.mark.parametrize("kwargs, text, says", [
+    ({"model": "frozen"}, "Your code raised RuntimeError: cannot register a hook on a tensor that doesn't require "
+     "gradient", "requires_grad=False"),
+    ({"model": "mlp"}, "Your code raised RuntimeError: cannot register a hook on a tensor that doesn't require "
+     "gradient", ""),
+    ({"subgroups": [[0], [1, 2]]}, "Your code raised ValueError: Global rank 0 is not part of group", "GLOBAL rank"),
+    ({}, "Your code raised ValueError: Global rank 0 is not part of group", ""),
+    ({"model": "frozen"}, "rank 0: torch's DDP raises: Expected to have finished reduction", ""),  # not an error
+])
+def test_a_hint_comes_only_with_an_error_whose_cause_the_input_shows(kwargs, text, says):
+    from checks.hints import error_hint
+    hint = error_hint(kwargs, text)
+    assert (says in hint) if says else hint == ""
+
+
+def test_micro_batches_that_did_not_accumulate_are_counted():
+    """The gradients are the group's average of the last micro-batches alone: how many is said."""
+    from checks.check import Run
+    from checks.compare import micro_batches_kept
+    micro = lambda *sums: [{"w": s} for s in sums]  # noqa: E731
+    got = [{"steps": [{"micro_local_sums": micro(1.0, 2.0, 4.0), "grad_sums": {"w": (2.0 + 4.0 + 2.0 + 8.0) / 2}}]},
+           {"steps": [{"micro_local_sums": micro(0.5, 2.0, 8.0), "grad_sums": {"w": 8.0}}]}]
+    ref = [{"steps": [{"grad_sums": {"w": (7.0 + 10.5) / 2}}]}] * 2
+    o = Outcome(Run("train", {}, world_size=2), got, ref, {})
+    assert micro_batches_kept(o, 0, 0) == 2
+    ref_same = [{"steps": [{"grad_sums": {"w": 8.0}}]}] * 2  # torch's gradients are the same: no cause there
+    assert micro_batches_kept(Outcome(Run("train", {}, world_size=2), got, ref_same, {}), 0, 0) == 0

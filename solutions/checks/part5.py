@@ -10,6 +10,7 @@ build on your model, and a difference there is shown first.
 
 from __future__ import annotations
 
+import math
 import random
 
 from checks.check import Check, Outcome, Run, fail
@@ -134,6 +135,29 @@ def timeline_run(cases: list[dict], label: str, mistakes: dict | None = None) ->
                mistakes={text: {"cases": [make(c) for c in cases]} for text, make in (mistakes or {}).items()})
 
 
+def zero_edge(case: dict) -> str:
+    """The handout's edge a case of ready times is, if it is one: every size (or compute cost) 0."""
+    if case["fn"] == "backward_ready_times":
+        costs = case["args"][0]
+    elif case["fn"] == "ddp_step":
+        costs = case.get("kwargs", {}).get("compute_costs") or case["args"][0]
+    else:
+        return ""
+    if costs and not any(entry_size(c) for c in costs):
+        return ("Every size (or compute cost) here is 0: the handout's edge, where every gradient is ready at 0 "
+                "(there is no total to divide by).")
+    return ""
+
+
+def entry_size(entry) -> float:
+    """An entry of a ready-times input as a size: a number, a shape's element count, a (name, shape) row's."""
+    if isinstance(entry, (int, float)):
+        return entry
+    if len(entry) == 2 and isinstance(entry[0], str):
+        return entry_size(entry[1])
+    return math.prod(entry)
+
+
 def compare_values(rule: str):
     def compare(o: Outcome) -> None:
         mistakes = {}
@@ -141,7 +165,7 @@ def compare_values(rule: str):
             cases = o.run.mistakes[text]["cases"]
             mistakes[text] = [[_unpermute(r, c["reorder"]) if "reorder" in c else r for c, r in zip(cases, results[0], strict=True)]]
         same_outcomes(Outcome(o.run, o.got, o.ref, mistakes), describe, f"{rule} (relative tolerance {RTOL:g})",
-                      rtol=RTOL)
+                      rtol=RTOL, edge=zero_edge)
     return compare
 
 
@@ -366,7 +390,8 @@ RING = [call("ring_allreduce_time", 1e9, 1, 1.0, 1.0), call("ring_allreduce_time
         call("ring_allreduce_time", 25e6, 16, 1e-5, 1e10), call("ring_allreduce_time", 0, 4, 1e-5, 1e10),
         call("ring_allreduce_time", 3e6, 3, 2e-5, 1e9)]
 READY = [call("backward_ready_times", [1, 3], 4.0), call("backward_ready_times", [1, 3], 4.0, [0, 1]),
-         call("backward_ready_times", [[2, 3], ["b", [4]]], 1.0), call("backward_ready_times", [0, 0, 0], 2.0)]
+         call("backward_ready_times", [[2, 3], ["b", [4]]], 1.0),
+         call("backward_ready_times", [[0], [0, 3], 0], 2.5)]  # every size 0: every gradient is ready at 0
 SIMULATOR = [call("simulate_step", [5.0, 1.0], [[0], [1]], [1.0, 1.0]),
              call("simulate_step", [1.0, 4.0], [[0], [1]], [2.0, 1.0], False),
              call("simulate_step", EX4_READY_MS, [[4, 3], [2, 1, 0]], EX4_COMM_MS),
@@ -377,7 +402,9 @@ SMALL_MODEL = [[1000], [3000]]  # 4000 and 12000 bytes; limit 10000 B seals [1] 
 DDP_STEP = [call("ddp_step", SMALL_MODEL, 1.0, 2, 0.01, 1e4, [10_000]),
             call("ddp_step", SMALL_MODEL, 1.0, 2, 0.01, 1e4, [10_000], overlap=False),
             call("ddp_step", SMALL_MODEL, 1.0, 2, 0.01, 1e4, [10_000], order=[0, 1]),
-            call("ddp_step", SMALL_MODEL, 1.0, 2, 0.01, 1e4, [10_000], compute_costs=[3, 1])]
+            call("ddp_step", SMALL_MODEL, 1.0, 2, 0.01, 1e4, [10_000], compute_costs=[3, 1]),
+            call("ddp_step", SMALL_MODEL, 1.0, 2, 0.01, 1e4, [10_000], compute_costs=[0, 0]),  # all ready at 0
+            call("ddp_step", [[0], [0, 4]], 1.0, 2, 0.01, 1e4, [10_000])]  # an all-empty model: the same
 # Four tensors of 40, 100, 60, 250 elements: which buckets an 800-byte limit makes depends on the bytes per element.
 FOUR_TENSORS = [[40], [10, 10], [3, 20], [250]]
 DDP_STEP_ARGUMENTS = [
@@ -448,8 +475,8 @@ CHECKS = [
           compare=compare_simulator("Handout §5.1: a bucket is ready when its last gradient is; one bucket at a "
                                     "time, in index order; without overlap no bucket starts before backward ends")),
     Check("5.4", "ddp_step buckets a model and simulates one step", weight=2, section="5",
-          runs=(timeline_run(DDP_STEP, "a two-tensor model: default, no overlap, a given order, compute costs",
-                             MISTAKES["5.4"]),
+          runs=(timeline_run(DDP_STEP, "a two-tensor model: default, no overlap, a given order, compute costs, "
+                             "all-zero compute costs; an all-empty model", MISTAKES["5.4"]),
                 timeline_run(DDP_STEP_ARGUMENTS, "a four-tensor model: float64, bfloat16, float16, another order, "
                              "float compute costs", MISTAKES["5.4"])),
           compare=compare_values("Handout §5.2: DDP's buckets for these gradients, ready times from compute_costs "

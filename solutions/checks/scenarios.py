@@ -20,6 +20,7 @@ import contextlib
 import datetime
 import functools
 import hashlib
+import os
 import pickle
 import secrets
 import traceback
@@ -46,18 +47,34 @@ def warm_up() -> None:
 
 # -- observing collectives ---------------------------------------------------------------------------------
 
+WATCHED: list = []  # the process group a training run's DDP is given, if not the default one (``_train``)
+
+
 def collective_mark() -> int:
     """How many collectives this rank has launched on the default group so far."""
     return dist.distributed_c10d._get_default_group()._get_sequence_number_for_group()
 
 
-def collectives_since(mark: int) -> list[dict]:
-    """Collectives this rank launched after ``mark``, oldest first: op, input sizes, input dtypes."""
+def marks() -> dict[str, int]:
+    """{group name: collectives launched so far} for the default group and the group being watched: what
+    ``collectives_since`` and ``launched_since`` count from."""
+    groups = [dist.distributed_c10d._get_default_group(), *WATCHED]
+    return {group.group_name: group._get_sequence_number_for_group() for group in groups}
+
+
+def launched_since(mark: dict[str, int]) -> int:
+    """How many collectives this rank launched since ``mark`` (on the groups it counts)."""
+    return sum(marks().get(name, seq) - seq for name, seq in mark.items())
+
+
+def collectives_since(mark: dict[str, int]) -> list[dict]:
+    """Collectives this rank launched after ``mark`` on the groups it counts (the default group's and the
+    watched group's, whichever is the default: gloo's or the late group), oldest first: op, input sizes,
+    input dtypes."""
     trace = pickle.loads(torch._C._distributed_c10d._dump_fr_trace(includeStackTraces=False))
-    late = isinstance(dist.distributed_c10d._get_default_group(), late_backend.LateGroup)
     return [{"op": e["profiling_name"].split(":")[-1], "sizes": e["input_sizes"], "dtypes": e["input_dtypes"]}
-            for e in trace["entries"] if e["collective_seq_id"] > mark and not e.get("is_p2p")
-            and late_backend.is_late(e["process_group"][0]) == late]  # the late group's, while it is the default
+            for e in trace["entries"] if e["process_group"][0] in mark
+            and e["collective_seq_id"] > mark[e["process_group"][0]] and not e.get("is_p2p")]
 
 
 def digest(tensors: dict[str, torch.Tensor]) -> str:
@@ -135,8 +152,9 @@ def wrap(impl: str, module: torch.nn.Module, ddp_kwargs: dict, bucket_indices: l
     raise ValueError(f"unknown impl {impl!r}")
 
 
-def install_hook(impl: str, ddp: torch.nn.Module, hook: str, names: dict[int, str], log: list) -> None:
-    """Register a comm hook: "record" logs (bucket index, parameter names) then averages; "fp16" compresses."""
+def install_hook(impl: str, ddp: torch.nn.Module, hook: str, names: dict[int, str], log: list, group: Any = None) -> None:
+    """Register a comm hook: "record" logs (bucket index, parameter names, what the bucket holds) then averages
+    over ``group`` (the DDP's process group); "fp16" compresses."""
     if hook == "fp16":
         if impl == "torch":
             from torch.distributed.algorithms.ddp_comm_hooks.default_hooks import fp16_compress_hook
@@ -151,11 +169,36 @@ def install_hook(impl: str, ddp: torch.nn.Module, hook: str, names: dict[int, st
         buffer = bucket.buffer()  # what the hook receives: raw (not yet averaged) gradients, in torch's layout
         log.append([bucket.index(), [names[id(p)] for p in bucket.parameters()],
                     {"is_last": bucket.is_last(), "dtype": str(buffer.dtype).removeprefix("torch."),
-                     "elements": buffer.numel(), "values": digest({"buffer": buffer}), "state": state is registered}])
-        averaged = bucket.buffer().div(dist.get_world_size())  # a new tensor: the DDP must use the hook's result
-        return dist.all_reduce(averaged, async_op=True).get_future().then(lambda fut: fut.value()[0])
+                     "elements": buffer.numel(), "values": digest({"buffer": buffer}), "state": state is registered,
+                     "slots": slot_contents(buffer, bucket.parameters())}])
+        averaged = bucket.buffer().div(dist.get_world_size(group))  # a new tensor: the DDP must use the hook's result
+        return dist.all_reduce(averaged, group=group, async_op=True).get_future().then(lambda fut: fut.value()[0])
 
     ddp.register_comm_hook(registered, record)
+
+
+def slot_contents(buffer: torch.Tensor, params: list[torch.Tensor]) -> list[str]:
+    """What each parameter's slot of a bucket's flat buffer holds (the parameters in buffer order), compared with
+    its .grad, the raw gradient, at launch: "grad" laid out as the parameter lies in memory (torch's slot:
+    ``as_strided(size, stride, offset)``), "grad, row-major" (the same for a contiguous parameter), "no .grad"
+    or "other"."""
+    kinds, offset = [], 0
+    for p in params:
+        n, g = p.numel(), p.grad
+        start = buffer.storage_offset() + offset
+        reach = sum((size - 1) * stride for size, stride in zip(p.shape, p.stride(), strict=True)) if n else 0
+        if g is None:
+            kinds.append("no .grad")
+        elif g.dtype != buffer.dtype or offset + n > buffer.numel() or not buffer.is_contiguous():
+            kinds.append("other")
+        elif n == 0 or (0 <= reach < n and torch.equal(buffer.as_strided(p.shape, p.stride(), start), g)):
+            kinds.append("grad")
+        elif torch.equal(buffer[offset:offset + n].view(p.shape), g):
+            kinds.append("grad, row-major")
+        else:
+            kinds.append("other")
+        offset += n
+    return kinds
 
 
 # -- the training scenario -----------------------------------------------------------------------------------
@@ -190,6 +233,8 @@ def _train_catching(catch: bool, **kwargs: Any) -> dict:
             raise
         return {"error": type(error).__name__, "message": steady(str(error))[:2000], "step": progress["step"],
                 "phase": progress["phase"], "steps": progress["steps"]}
+    finally:
+        WATCHED.clear()  # (_train watches its run's process group until it ends)
 
 
 def _train(impl: str, model: str, steps: int = 3, seed_per_rank: bool = False, ddp_kwargs: dict | None = None,
@@ -197,7 +242,7 @@ def _train(impl: str, model: str, steps: int = 3, seed_per_rank: bool = False, d
            lr: float = 0.05, tensors: bool = False, hold_back: bool = False, hold_timeout_s: float = 10.0,
            bucket_indices: list | None = None, progress: dict | None = None, subgroups: list | None = None,
            buffers_per_rank: bool = False, no_grad_forward: bool = False, seed: int = 0, set_to_none: bool = False,
-           eval_mode: bool = False) -> dict:
+           eval_mode: bool = False, dropped_forward: bool = False) -> dict:
     """Train ``steps`` SGD steps and record what the DDP did.
 
     accumulate: micro-batches per step; all but the last run under ``no_sync`` as chosen by ``no_sync``:
@@ -214,7 +259,8 @@ def _train(impl: str, model: str, steps: int = 3, seed_per_rank: bool = False, d
     bucket_indices: the buckets the driver hands your Reducer (impl "reducer"); torch's run records them
       as ``driver_buckets``, and the runner passes them on.
     subgroups: the world's ranks split into process groups (e.g. [[0], [1, 2]]); each rank's DDP runs on its
-      own group. ``world_collectives`` counts what a phase launched on the default (world) group.
+      own group, whose collectives are recorded with the default group's. ``world_collectives`` counts what a
+      step launched on the default (world) group alone.
     buffers_per_rank: every rank's buffers differ before the DDP is built (rank r adds r to them).
     no_grad_forward: each micro-batch starts with a forward under torch.no_grad() (an evaluation).
     seed: the model's weights and the data are drawn from it (the hidden inputs use seeds no one knows in advance).
@@ -222,32 +268,44 @@ def _train(impl: str, model: str, steps: int = 3, seed_per_rank: bool = False, d
       each step (otherwise .grad is set to None before step 1 only, then zeroed in place: the same tensors).
     eval_mode: even-numbered steps train after ddp.eval() (BatchNorm then uses its running statistics), the
       others after ddp.train(): DDP synchronises in either mode.
+    dropped_forward: each step starts with a synchronised forward whose output gets no backward (say, a loss
+      only logged), before its micro-batches.
     """
     from minddp import models
     rank = dist.get_rank()
     group = own_group(subgroups)
+    WATCHED[:] = [group] if group is not None else []  # (until _train_catching's end)
     module = _build_model(model, rank, seed + (1000 + rank if seed_per_rank else 0), buffers_per_rank)
     names = {id(p): n for n, p in module.named_parameters()}
     progress = {} if progress is None else progress
+    left = GradsLeft(module)  # before the DDP: its hooks run before any of the DDP's
     ddp, record = _construct(impl, module, ddp_kwargs or {}, bucket_indices, group, hook,
                              progress.setdefault("steps", []))
     bucket_log: list = []
     if hook:
-        install_hook(impl, ddp, hook, names, bucket_log)
+        install_hook(impl, ddp, hook, names, bucket_log, group)
     optimizer = torch.optim.SGD(module.parameters(), lr=lr)
     forward_kwargs = {}
     if model in ("branchy", "edges"):
         forward_kwargs["use_b"] = use_b in ("all", "no_sync") or (use_b == "rank0" and rank == 0)
     probe = ReadyProbe(module, hold_back, hold_timeout_s)
     batch = lambda index: models.batch(model, rank, index, seed=seed)  # this rank's inputs of micro-batch ``index``
+    kept: dict[str, torch.Tensor] = {}  # with set_to_none: the .grad tensors of the step before, as a user keeps them
     for step in range(steps):
         progress["step"] = step + 1
         optimizer.zero_grad(set_to_none=set_to_none or step == 0)
         if eval_mode:
             ddp.train(step % 2 == 0)  # steps 2, 4, ... in eval mode
         grads_before = {n: (p.grad, p.grad.data_ptr()) for n, p in module.named_parameters() if p.grad is not None}
-        entry: dict[str, Any] = {"forward": [], "backward": [], "buffers": []}
+        entry: dict[str, Any] = {"forward": [], "backward": [], "buffers": [], "buffers_moved": [], "eval_forward": [],
+                                 "micro_local_sums": []}
         step_mark = collective_mark()
+        left.clear()
+        if dropped_forward:
+            progress["phase"] = "forward"
+            mark = marks()
+            ddp(batch(20_000 + step), **forward_kwargs)
+            entry["dropped_forward"] = collectives_since(mark)
         for micro in range(accumulate):
             last = micro == accumulate - 1
             if use_b == "no_sync":
@@ -256,7 +314,10 @@ def _train(impl: str, model: str, steps: int = 3, seed_per_rank: bool = False, d
                          last=last, accumulate=accumulate, no_sync=no_sync, no_grad_forward=no_grad_forward,
                          hold=hold_back and step == 1 and last)
         entry["world_collectives"] = collective_mark() - step_mark
-        _record_gradients(entry, module, probe, grads_before)
+        _record_gradients(entry, module, probe, grads_before, left.left)
+        if set_to_none:
+            entry["kept_grads_changed"] = changed_since(kept, record["steps"][-1]) if step else []
+            kept = {n: p.grad for n, p in module.named_parameters() if p.grad is not None}
         progress["phase"] = "step"
         optimizer.step()
         entry["params"] = digest(dict(module.named_parameters()))
@@ -267,7 +328,35 @@ def _train(impl: str, model: str, steps: int = 3, seed_per_rank: bool = False, d
     if tensors:
         record["params"] = {n: p.detach().clone() for n, p in module.named_parameters()}
     probe.remove()
+    left.remove()
     return record
+
+
+def changed_since(kept: dict[str, torch.Tensor], before: dict) -> list[str]:
+    """The names of the kept .grad tensors (the step before's, ``before`` its record) whose values changed since."""
+    if not kept or digest(kept) == before["grads"]:
+        return []
+    return [n for n, t in kept.items() if t.double().sum().item() != before["grad_sums"].get(n)] or sorted(kept)
+
+
+class GradsLeft:
+    """The tensor autograd leaves in each ``.grad``: a hook registered before the DDP's, so it runs before any of
+    them, notes it (a DDP writes the average into that tensor, as torch's does)."""
+
+    def __init__(self, module: torch.nn.Module):
+        self.left: dict[str, torch.Tensor] = {}
+        self.handles = [p.register_post_accumulate_grad_hook(functools.partial(self._note, n))
+                        for n, p in module.named_parameters() if p.requires_grad]
+
+    def _note(self, name: str, param: torch.Tensor) -> None:
+        self.left[name] = param.grad
+
+    def clear(self) -> None:
+        self.left = {}
+
+    def remove(self) -> None:
+        for handle in self.handles:
+            handle.remove()
 
 
 def _build_model(model: str, rank: int, seed: int, buffers_per_rank: bool) -> torch.nn.Module:
@@ -292,16 +381,40 @@ def _construct(impl: str, module: torch.nn.Module, ddp_kwargs: dict, bucket_indi
     """Phase "construct": ``module`` wrapped by ``impl``, and the record of the run, begun (its steps go to
     ``steps``): what the construction launched, the parameters and buffers it left; in torch's run, the
     buckets the driver hands your Reducer and the all-reduces they plan."""
-    mark = collective_mark()
+    mark, world_mark, before = marks(), collective_mark(), storage(module)
     ddp = wrap(impl, module, ddp_kwargs, bucket_indices, group)
     record: dict[str, Any] = {"construct": collectives_since(mark), "steps": steps,
-                              "construct_world_collectives": collective_mark() - mark,
+                              "construct_world_collectives": collective_mark() - world_mark,
                               "params_at_start": digest(dict(module.named_parameters())),
-                              "buffers_at_start": digest(dict(module.named_buffers()))}
+                              "buffers_at_start": digest(dict(module.named_buffers())),
+                              "moved_by_construction": moved(before, storage(module)),
+                              "trainable": [n for n, p in module.named_parameters() if p.requires_grad],
+                              "numels": {n: p.numel() for n, p in module.named_parameters()},
+                              "dtypes": {n: str(p.dtype).removeprefix("torch.") for n, p in module.named_parameters()},
+                              "shared": shared_parameters(module)}
     if impl == "torch":
         record["driver_buckets"] = torch_buckets(module, ddp_kwargs)
         record["planned_allreduces"] = planned_allreduces(module, record["driver_buckets"], hook)
     return ddp, record
+
+
+def shared_parameters(module: torch.nn.Module) -> dict[str, list[str]]:
+    """{name: its other names} of each parameter that several modules hold (named_parameters lists it once)."""
+    names: dict[int, list[str]] = {}
+    for name, p in module.named_parameters(remove_duplicate=False):
+        names.setdefault(id(p), []).append(name)
+    return {found[0]: found[1:] for found in names.values() if len(found) > 1}
+
+
+def storage(module: torch.nn.Module, buffers_only: bool = False) -> dict[str, tuple]:
+    """Where each parameter and buffer lives: (address, strides). A tensor overwritten in place keeps both."""
+    tensors = ({} if buffers_only else dict(module.named_parameters())) | dict(module.named_buffers())
+    return {n: (t.data_ptr(), t.stride()) for n, t in tensors.items()}
+
+
+def moved(before: dict[str, tuple], after: dict[str, tuple]) -> list[str]:
+    """The tensors whose storage or strides changed: replaced (``.data = ...``), not overwritten in place."""
+    return [n for n, where in before.items() if after.get(n) != where]
 
 
 def _micro_batch(ddp: torch.nn.Module, module: torch.nn.Module, batch: Callable[[int], Any], index: int,
@@ -315,13 +428,15 @@ def _micro_batch(ddp: torch.nn.Module, module: torch.nn.Module, batch: Callable[
     ctx_f = ddp.no_sync() if skip_sync and no_sync in ("forward", "nested") else contextlib.nullcontext()
     ctx_b = ddp.no_sync() if skip_sync and no_sync == "backward" else contextlib.nullcontext()
     if no_grad_forward:
+        mark = marks()
         with torch.no_grad():
             ddp(batch(10_000 + index), **forward_kwargs)
+        entry["eval_forward"].append(collectives_since(mark))
     if last and no_sync == "nested" and accumulate > 1:
         with contextlib.suppress(_LeftByException):
             with ddp.no_sync():
                 raise _LeftByException
-    mark = collective_mark()
+    mark, buffers = marks(), storage(module, buffers_only=True)
     with ctx_f:
         if skip_sync and no_sync == "nested":
             with ddp.no_sync():
@@ -330,23 +445,29 @@ def _micro_batch(ddp: torch.nn.Module, module: torch.nn.Module, batch: Callable[
         output = ddp(batch(index), **forward_kwargs)
         entry["forward"].append(collectives_since(mark))
         entry["buffers"].append(digest(dict(module.named_buffers())))
-        mark = collective_mark()
+        entry["buffers_moved"].append(moved(buffers, storage(module, buffers_only=True)))
+        mark = marks()
         probe.arm(hold=hold)
         progress["phase"] = "backward"
         with ctx_b:
             models.loss_fn(output).backward()
     entry["backward"].append(collectives_since(mark))
+    entry["micro_local_sums"].append({n: g.double().sum().item() for n, g in probe.last.items()})
 
 
-def _record_gradients(entry: dict, module: torch.nn.Module, probe: ReadyProbe, grads_before: dict) -> None:
+def _record_gradients(entry: dict, module: torch.nn.Module, probe: ReadyProbe, grads_before: dict,
+                      left: dict[str, torch.Tensor]) -> None:
     """After a step's backward(s), before the optimizer's step: the gradients (where they landed, their digest
-    and sums) and what the probe saw, in ``entry``. ``grads_before``: each .grad (and its storage) before."""
+    and sums) and what the probe saw, in ``entry``. ``grads_before``: each .grad (and its storage) before;
+    ``left``: the tensor autograd left in each .grad (``GradsLeft``)."""
     # Where the averaged gradient landed: in the .grad tensor that was there before backward (same object,
-    # same storage), as torch's DDP writes it, or in a new one.
+    # same storage), as torch's DDP writes it, or in a new one; in the tensor autograd left there, or another.
     now = dict(module.named_parameters())
     entry["grads_in_place"] = {n: now[n].grad is before and now[n].grad.data_ptr() == ptr
                                for n, (before, ptr) in grads_before.items()}
+    entry["grads_from_autograd"] = {n: now[n].grad is tensor for n, tensor in left.items()}
     entry["allreduces_before_last_grad"] = probe.count_at_last_grad
+    entry["grad_events"], entry["launched_at_end"] = probe.events, probe.at_end
     entry["grads"] = digest({n: p.grad for n, p in module.named_parameters() if p.grad is not None})
     # Sums of |gradient|: what lets feedback tell "summed, not averaged" from "averaged twice" etc.
     entry["grad_abs_sums"] = {n: p.grad.double().abs().sum().item()
@@ -369,7 +490,11 @@ class ReadyProbe:
 
     * ``count_at_last_grad``: collectives already launched when the LAST gradient of a backward is
       computed; >= 1 proves communication started while backward was still running (overlap, by order).
-    * ``local``: this rank's own gradients of the step (summed over micro-batches), before any averaging.
+    * ``events``: [parameter name, collectives already launched] as each gradient of a backward is computed, in
+      that order, and ``at_end``: collectives launched when every hook of the backward has run, before the
+      callbacks queued after the probe's first (a Reducer's finalize): when each bucket was launched, by order.
+    * ``local``: this rank's own gradients of the step (summed over micro-batches), before any averaging;
+      ``last``: those of its last backward alone (each micro-batch's sums go to ``micro_local_sums``).
     * ``hold_back`` (2 ranks): in the armed backward, rank 1 holds back its first gradient, and with it
       its first all-reduce, until rank 0 has computed ALL its gradients. Rank 0 gets there only if its
       all-reduces do not block backward; if they do, ``blocked`` is set when the wait times out (then rank
@@ -379,7 +504,10 @@ class ReadyProbe:
     """
 
     def __init__(self, module: torch.nn.Module, hold_back: bool = False, hold_timeout_s: float = 10.0):
-        self.mark, self.count_at_last_grad, self.seen = 0, -1, 0
+        self.mark, self.count_at_last_grad, self.seen = {}, -1, 0
+        self.events: list[list] = []
+        self.at_end = -1
+        self.last: dict[str, torch.Tensor] = {}  # this rank's own gradients of the last backward
         self.hold_timeout_s = hold_timeout_s
         self.local: dict[str, torch.Tensor] = {}
         self.trainable = [(n, p) for n, p in module.named_parameters() if p.requires_grad]
@@ -392,7 +520,8 @@ class ReadyProbe:
         self.handles = [p.register_hook(functools.partial(self._on_grad, n)) for n, p in self.trainable]
 
     def arm(self, hold: bool = False) -> None:
-        self.mark, self.count_at_last_grad, self.seen = collective_mark(), -1, 0
+        self.mark, self.count_at_last_grad, self.seen = marks(), -1, 0
+        self.events, self.at_end, self.last = [], -1, {}
         self.hold_key, self.hold_value = None, ""
         if hold:
             nonce_key = f"minddp-probe/nonce-{self.hold_seq}"
@@ -402,17 +531,24 @@ class ReadyProbe:
 
     def _on_grad(self, name: str, grad: torch.Tensor) -> None:
         self.seen += 1
+        if self.seen == 1:  # queued before any hook of a DDP's runs, so it runs before their callbacks
+            torch.autograd.Variable._execution_engine.queue_callback(self._at_end)
         if self.hold_key and self.seen == 1 and dist.get_rank() == 1:
             try:
                 self.store.wait([self.hold_key], datetime.timedelta(seconds=self.hold_timeout_s))
                 self.hold_value = self.store.get(self.hold_key).decode()
             except Exception:  # rank 0 never computed its last gradient while we held back
                 self.blocked = True
-        self.count_at_last_grad = collective_mark() - self.mark
+        self.count_at_last_grad = launched_since(self.mark)
+        self.events.append([name, self.count_at_last_grad])
         self.local[name] = self.local[name] + grad.detach() if name in self.local else grad.detach().clone()
+        self.last[name] = self.last[name] + grad.detach() if name in self.last else grad.detach()
         if self.hold_key and self.seen == len(self.trainable) and dist.get_rank() == 0:
             self.hold_value = secrets.token_hex(8)
             self.store.set(self.hold_key, self.hold_value)
+
+    def _at_end(self) -> None:
+        self.at_end = launched_since(self.mark)
 
     def local_abs_sums(self) -> dict[str, float]:
         sums = {n: g.double().abs().sum().item() for n, g in self.local.items()}
@@ -469,17 +605,81 @@ def own_group(subgroups: list | None) -> Any:
 
 
 def broadcast_values(src: int, subgroups: list | None = None) -> dict:
-    """Your ``broadcast_tensors(tensors, group, src)`` on tensors of three dtypes, each rank's filled with its
-    global rank + 1: the global ranks whose values this rank holds afterwards (one, the group's rank ``src``).
-    With ``subgroups``, a rank in none of them does not take part ("from": None)."""
+    """Your ``broadcast_tensors(tensors, group, src)`` on tensors of three dtypes (one of them transposed), each
+    rank's filled with its global rank + 1: the global ranks whose values this rank holds afterwards (one, the
+    group's rank ``src``), and which tensors were not overwritten in place ("moved": their storage or strides
+    changed). With ``subgroups``, a rank in none of them does not take part ("from": None)."""
     from minddp.ddp import broadcast_tensors
     rank, group = dist.get_rank(), own_group(subgroups)
     if subgroups and group is None:
         return {"from": None}
     tensors = [torch.full((3,), rank + 1.0), torch.full((2, 2), rank + 1.0, dtype=torch.float64),
-               torch.full((4,), rank + 1, dtype=torch.int64), torch.full((5,), rank + 1.0)]
+               torch.full((4,), rank + 1, dtype=torch.int64), torch.full((5, 2), rank + 1.0).t()]
+    names = ["a float32 vector", "a float64 matrix", "an int64 vector", "a transposed float32 matrix"]
+    before = [(t.data_ptr(), t.stride()) for t in tensors]
     broadcast_tensors(tensors, group, src=src)
-    return {"from": sorted({int(v) - 1 for t in tensors for v in t.flatten().tolist()})}
+    return {"from": sorted({int(v) - 1 for t in tensors for v in t.flatten().tolist()}),
+            "moved": [name for name, t, where in zip(names, tensors, before, strict=True)
+                      if (t.data_ptr(), t.stride()) != where]}
+
+
+def used_parameters() -> dict:
+    """Your ``find_used_parameters`` on outputs of each shape of ``USED_CASES``, from a small model: the names of
+    the parameters each found."""
+    from minddp.ddp import find_used_parameters
+    torch.manual_seed(0)
+    model = torch.nn.ModuleDict({"a": torch.nn.Linear(4, 4), "b": torch.nn.Linear(4, 4), "c": torch.nn.Linear(4, 2)})
+    model.prior = torch.nn.Parameter(torch.zeros(3))
+    model.frozen = torch.nn.Parameter(torch.ones(4), requires_grad=False)
+    names = {id(p): n for n, p in model.named_parameters()}
+    x = torch.randn(2, 4)
+
+    def found(case: str) -> list[str]:
+        outputs = USED_CASES[case](model, x)
+        return sorted(names[i] for i in find_used_parameters(outputs) if i in names)
+    return {case: outcome(lambda c=case: found(c)) for case in USED_CASES}
+
+
+USED_CASES: dict[str, Callable[[Any, torch.Tensor], Any]] = {
+    "a dict holding an output and a parameter itself": lambda m, x: {"out": m.a(x), "prior": m.prior},
+    "a parameter itself": lambda m, x: m.prior,
+    "nested lists, tuples and dicts": lambda m, x: [m.a(x), (m.b(x), {"deep": [m.c(m.a(x))]})],
+    "a tuple of a tensor that needs no gradient and an output": lambda m, x: (x * 2, m.b(x)),
+    "a detached output": lambda m, x: m.a(x).detach(),
+    "an output of a frozen parameter": lambda m, x: x * m.frozen,
+}
+
+
+def nccl_device(environ: dict[str, str]) -> dict:
+    """Your ``init_process_group()`` (no arguments) under the torchrun environment ``environ``, as on a node
+    with GPUs: ``torch.cuda.is_available``, ``torch.cuda.set_device`` and ``torch.distributed``'s
+    ``init_process_group`` and ``is_initialized`` are stand-ins for the call (nothing is initialised), which
+    record the backend asked for and the devices made current (their indices)."""
+    from minddp import process_group as pg
+    seen: dict[str, Any] = {"devices": [], "backend": None, "device_id": None}
+
+    def index(device: Any) -> int | None:
+        return device if isinstance(device, int) or device is None else torch.device(device).index
+
+    def init(backend: str | None = None, *_args: Any, **kwargs: Any) -> None:
+        seen["backend"], seen["device_id"] = backend, index(kwargs.get("device_id"))
+
+    stand_ins = [(torch.cuda, "is_available", lambda: True), (torch.cuda, "device_count", lambda: 8),
+                 (torch.cuda, "set_device", lambda device: seen["devices"].append(index(device))),
+                 (dist, "init_process_group", init), (dist.distributed_c10d, "init_process_group", init),
+                 (dist, "is_initialized", lambda: False)]
+    saved, environment = [(obj, name, getattr(obj, name)) for obj, name, _ in stand_ins], dict(os.environ)
+    try:
+        for obj, name, stand_in in stand_ins:
+            setattr(obj, name, stand_in)
+        os.environ.update(environ)
+        result = outcome(pg.init_process_group)
+    finally:
+        for obj, name, original in saved:
+            setattr(obj, name, original)
+        os.environ.clear()
+        os.environ.update(environment)
+    return {**seen, "error": result.get("error"), "message": result.get("message")}
 
 
 def reverse_orders(counts: list[int]) -> list[dict]:

@@ -121,7 +121,10 @@ class Edges(nn.Module):
     ``t`` is a transposed weight (not contiguous: its gradient has the same strides, so ``.view(-1)`` on it fails),
     ``empty`` has no elements (torch buckets it like any other tensor), ``scale`` is a scalar (0-dim), and ``b``
     is used only when asked (``use_b``). The outputs come back in a dict: whatever looks for used parameters must
-    walk containers.
+    walk containers. Backward does not produce the gradients in reverse registration order, so buckets fill out
+    of index order: ``c``'s before ``b``'s (``b`` is registered last, so with one bucket per tensor its buckets
+    come first: on a rank that leaves ``b`` unused they hold no gradient), and ``t``'s, ``empty``'s and
+    ``scale``'s before ``a``'s.
     """
 
     def __init__(self, width: int = 16):
@@ -130,8 +133,8 @@ class Edges(nn.Module):
         self.t = nn.Parameter(torch.randn(width, 2 * width).t())  # (2w, w) with strides (1, 2w)
         self.empty = nn.Parameter(torch.zeros(0, width))
         self.scale = nn.Parameter(torch.tensor(1.5))
-        self.b = nn.Linear(2 * width, 2 * width)
         self.c = nn.Linear(2 * width, 4)
+        self.b = nn.Linear(2 * width, 2 * width)
 
     def forward(self, x: torch.Tensor, use_b: bool = True) -> dict[str, torch.Tensor]:
         h = torch.relu(self.a(x)) @ self.t.t() * self.scale + self.empty.sum()

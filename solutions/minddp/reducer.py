@@ -16,7 +16,6 @@ from typing import Any
 
 import torch
 import torch.distributed as dist
-from torch._utils import _unflatten_dense_tensors
 
 UNFINISHED_REDUCTION = (
     "Expected to have finished reduction in the prior iteration before starting a new one. Some "
@@ -84,6 +83,25 @@ def weak_hook(method: Callable, index: int) -> Callable:
 
 
 # BEGIN SOLUTION  design: what you keep per bucket (C1), if you want a record of your own.
+def slots(buffer: torch.Tensor, params: Sequence[torch.Tensor], offsets: Sequence[int]) -> list[torch.Tensor]:
+    """Each parameter's slot in ``buffer``, at its offset, with the parameter's own shape and strides (torch's
+    layout: a transposed parameter lies in the buffer in its memory order), or row-major where its elements do
+    not fill one block of memory."""
+    return [buffer.as_strided(p.size(), p.stride(), offset) if dense(p) else
+            buffer[offset:offset + p.numel()].view(p.size()) for p, offset in zip(params, offsets, strict=True)]
+
+
+def dense(t: torch.Tensor) -> bool:
+    """Whether ``t``'s elements fill one block of memory, without gaps or overlaps, in some order of its dims."""
+    expected = 1
+    for size, stride in sorted(((n, s) for n, s in zip(t.shape, t.stride(), strict=True) if n != 1),
+                               key=lambda pair: pair[1]):
+        if stride != expected:
+            return t.numel() == 0
+        expected *= size
+    return True
+
+
 @dataclass
 class Bucket:
     """One flat buffer of gradients that is all-reduced at once."""
@@ -91,7 +109,7 @@ class Bucket:
     index: int
     variable_indices: list[int]  # which parameters, in the order they sit in the buffer
     buffer: torch.Tensor
-    views: list[torch.Tensor]  # views[k]: parameter variable_indices[k]'s slot, shaped like it
+    views: list[torch.Tensor]  # views[k]: parameter variable_indices[k]'s slot, shaped and strided like it
     pending: int = 0  # gradients still missing in this iteration
     work: dist.Work | None = None  # the launched all-reduce (no comm hook)
     future: torch.futures.Future | None = None  # what the comm hook returned
@@ -102,6 +120,11 @@ class Bucket:
             return self.future.wait()
         self.work.wait()  # all-reduce works in place
         return self.buffer
+
+    def laid_out(self, flat: torch.Tensor) -> list[torch.Tensor]:
+        """The slots' views of ``flat``, a flat tensor laid out like the buffer (what a comm hook returns)."""
+        base = flat.storage_offset() - self.buffer.storage_offset()
+        return [flat.as_strided(v.size(), v.stride(), base + v.storage_offset()) for v in self.views]
 # END SOLUTION
 
 
@@ -170,12 +193,10 @@ class Reducer:
         for bucket_index, indices in enumerate(bucket_indices):
             params = [self.params[i] for i in indices]
             buffer = torch.zeros(sum(p.numel() for p in params), dtype=params[0].dtype, device=params[0].device)
-            views, offset = [], 0
-            for position, (i, param) in enumerate(zip(indices, params, strict=True)):
+            offsets = [sum(p.numel() for p in params[:k]) for k in range(len(params))]
+            for position, i in enumerate(indices):
                 self.locators[i] = (bucket_index, position)
-                views.append(buffer[offset:offset + param.numel()].view_as(param))  # made once, used every step
-                offset += param.numel()
-            self.buckets.append(Bucket(bucket_index, list(indices), buffer, views))
+            self.buckets.append(Bucket(bucket_index, list(indices), buffer, slots(buffer, params, offsets)))
         # END SOLUTION
 
     def register_comm_hook(self, state: Any, hook: CommHook) -> None:
@@ -193,7 +214,7 @@ class Reducer:
     def prepare_for_backward(self, unused: Sequence[int] = ()) -> None:
         """A synchronised forward ran: the next backward reduces (C2, C5), unless the previous one never
         finished its reduction (C8: raise ``RuntimeError(UNFINISHED_REDUCTION)``). Bonus A: the parameters
-        in ``unused`` get no gradient in this backward; they count as ready at once (A1)."""
+        in ``unused`` get no gradient in this backward; they count as ready at its first hook (A1)."""
         self.record_usage(unused)
         # BEGIN SOLUTION
         if self.require_finalize:
@@ -203,9 +224,7 @@ class Reducer:
             bucket.work = bucket.future = None
         self.next_bucket = 0
         self.expect_autograd_hooks = True
-        self.unused = list(unused)
-        for index in self.unused:  # they will get no gradient: count them as ready now
-            self.mark_variable_ready(index)
+        self.unused = list(unused)  # they will get no gradient: ready at the backward's first hook, as in torch
         # END SOLUTION
 
     def autograd_hook(self, index: int, param: torch.nn.Parameter) -> None:
@@ -217,6 +236,8 @@ class Reducer:
         if not self.require_finalize:  # first gradient of this backward
             self.require_finalize = True
             torch.autograd.Variable._execution_engine.queue_callback(self.finalize_backward)
+            for unused in self.unused:  # (Bonus A) ready now: in backward, never in the forward that found them
+                self.mark_variable_ready(unused)
         self.mark_variable_ready(index)
         # END SOLUTION
 
@@ -268,7 +289,7 @@ class Reducer:
         global_used = self.all_reduce_usage()
         for bucket in self.buckets:
             reduced = bucket.wait()
-            views = bucket.views if reduced is bucket.buffer else _unflatten_dense_tensors(reduced, bucket.views)
+            views = bucket.views if reduced is bucket.buffer else bucket.laid_out(reduced)
             grads, averaged = [], []
             for index, view in zip(bucket.variable_indices, views, strict=True):
                 param = self.params[index]

@@ -17,7 +17,7 @@ def test_stub_diff_names_every_function_and_sums_up():
     for name in ("node_and_local_rank", "compute_bucket_assignment", "Reducer.mark_variable_ready",
                  "Reducer.prepare_for_backward", "DistributedDataParallel.forward", "simulate_step"):
         assert f" · {name} · " in out, name
-    assert "── Part 3 · minddp/reducer.py · Reducer.autograd_hook · 6 solution lines" in out
+    assert "── Part 3 · minddp/reducer.py · Reducer.autograd_hook · 8 solution lines" in out
     assert "--- stub\n+++ solution" in out
     assert "-        raise NotImplementedError(\"Part 3: Reducer.autograd_hook — see handout §3\")" in out
     # a function of a design region: all of it is solution, the stub has none of it

@@ -1,9 +1,7 @@
-"""No persistent flat buffer: keeps per-parameter gradient copies, flattens them when the bucket launches."""
-from autograder.selftest.kinds import REDUCER, Function
+"""No persistent flat buffer: keeps per-parameter gradient copies, lays them out in a new flat tensor (each in its parameter's layout) when the bucket launches."""
+from autograder.selftest.kinds import BUCKET_CLASS, REDUCER, Function
 
 EDITS = {REDUCER: [
-    ("from torch._utils import _unflatten_dense_tensors",
-     "from torch._utils import _flatten_dense_tensors, _unflatten_dense_tensors"),
     Function("Bucket", '''
 @dataclass
 class Bucket:
@@ -13,7 +11,7 @@ class Bucket:
     variable_indices: list[int]
     grads: list  # this iteration's gradient copies, in bucket order (None: not ready yet)
     pending: int = 0
-    buffer: torch.Tensor | None = None  # made at launch by flattening ``grads``
+    buffer: torch.Tensor | None = None  # made at launch from ``grads``
     work: dist.Work | None = None
     future: torch.futures.Future | None = None
 
@@ -23,6 +21,12 @@ class Bucket:
         self.work.wait()
         return self.buffer
 '''),
+    (BUCKET_CLASS, '''def offsets_of(params: list) -> list[int]:
+    """Where each parameter's slot starts in a flat tensor of their gradients."""
+    return [sum(p.numel() for p in params[:k]) for k in range(len(params))]
+
+
+''' + BUCKET_CLASS),
     Function("Reducer.build_buckets", '''
 def build_buckets(self, bucket_indices: Sequence[Sequence[int]]) -> None:
     self.buckets, self.locators = [], {}
@@ -49,7 +53,9 @@ def mark_variable_ready(self, index: int) -> None:
 '''),
     Function("Reducer.all_reduce_bucket", '''
 def all_reduce_bucket(self, bucket: Bucket) -> None:
-    bucket.buffer = _flatten_dense_tensors(bucket.grads)
+    params = [self.params[i] for i in bucket.variable_indices]
+    bucket.buffer = torch.empty(sum(p.numel() for p in params), dtype=params[0].dtype, device=params[0].device)
+    torch._foreach_copy_(slots(bucket.buffer, params, offsets_of(params)), bucket.grads)  # torch's layout
     bucket.grads = [None] * len(bucket.grads)  # the flat tensor has them now
     if self.comm_hook is None:
         bucket.work = dist.all_reduce(bucket.buffer, group=self.process_group, async_op=True)
@@ -70,7 +76,7 @@ def finalize_backward(self) -> None:
     for bucket in self.buckets:
         params = [self.params[i] for i in bucket.variable_indices]
         for index, param, value in zip(bucket.variable_indices, params,
-                                       _unflatten_dense_tensors(bucket.wait(), params)):
+                                       slots(bucket.wait(), params, offsets_of(params))):
             if global_used is not None and not global_used[index]:
                 continue
             if param.grad is None:

@@ -26,7 +26,7 @@ def finalize_backward(self) -> None:
     torch.futures.wait_all([bucket.future for bucket in self.buckets])
     for bucket in self.buckets:
         reduced = bucket.future.value()
-        for index, value in zip(bucket.variable_indices, _unflatten_dense_tensors(reduced, bucket.views)):
+        for index, value in zip(bucket.variable_indices, bucket.laid_out(reduced)):
             param = self.params[index]
             if global_used is not None and not global_used[index]:
                 continue

@@ -10,6 +10,15 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 # Provided (outside the stubs) and changed since 2026-12-02: Bonus A's usage accounting (2026-12-04, torch's
 # count of gradients under no_sync()).
 PROVIDED_SINCE = {REDUCER: (["Reducer.enable_usage_tracking", "Reducer.record_usage"], ["UsedUnderNoSync"])}
+# Asked by the contract since (issue 35, C1): a slot has its parameter's strides, as torch's (as_strided). The
+# helper's slots were row-major views (view_as), right under the contract of 2026-12-02: made torch's, in the
+# helper's own names.
+CONTRACT_SINCE = {REDUCER: [
+    ("views = [buffer[o:o + n].view_as(p) for o, n, p in zip(offsets, numels, params)]",
+     "views = [buffer.as_strided(p.size(), p.stride(), o) for o, p in zip(offsets, params)]"),
+    ("return [flat[o:o + n].view_as(p) for o, n, p in zip(self.offsets, self.numels, self.params)]",
+     "return [flat.as_strided(p.size(), p.stride(), flat.storage_offset() + o) for o, p in zip(self.offsets, self.params)]"),
+]}
 
 
 def release_source(path: str, qualname: str) -> str:
@@ -25,6 +34,8 @@ def release_source(path: str, qualname: str) -> str:
 
 with zipfile.ZipFile(os.path.join(HERE, "..", "submissions", "handout-only.zip")) as archive:
     EDITS = {name: archive.read(name).decode("utf-8") for name in archive.namelist()}
+for path, edits in CONTRACT_SINCE.items():
+    EDITS[path] = apply_edits(EDITS[path], path, edits, "handout-only")
 for path, (replaced, added) in PROVIDED_SINCE.items():
     EDITS[path] = apply_edits(EDITS[path], path, [Function(q, release_source(path, q)) for q in replaced]
                               + [(AT_END, "\n\n" + release_source(path, q) + "\n") for q in added], "handout-only")

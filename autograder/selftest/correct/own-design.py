@@ -13,6 +13,7 @@ STATE = ("        # YOUR DESIGN (handout §3): the state your Reducer keeps betw
         self.results: list[torch.futures.Future | None] = []  # bucket b's reduction, once launched
         self.launched = 0  # buckets launched in this backward (always a prefix: 0 .. launched-1)
         self.armed = False  # a synchronised forward ran: this backward reduces
+        self.unused_now: list[int] = []  # (Bonus A) no gradient in this backward: arrived at its first hook
         self.reducing = False  # a backward started reducing and has not finished
 ''')
 
@@ -50,9 +51,9 @@ def build_buckets(self, bucket_indices: Sequence[Sequence[int]]) -> None:
     for b, indices in enumerate(bucket_indices):
         params = [self.params[i] for i in indices]
         flat = torch.zeros(sum(p.numel() for p in params), dtype=params[0].dtype, device=params[0].device)
-        pieces = flat.split([p.numel() for p in params])
+        starts = [sum(p.numel() for p in params[:k]) for k in range(len(params))]
         self.flats.append(flat)
-        self.slots.append([piece.view_as(p) for piece, p in zip(pieces, params)])
+        self.slots.append([flat.as_strided(p.size(), p.stride(), start) for p, start in zip(params, starts)])
         self.members.append(list(indices))
         self.where.update({i: (b, k) for k, i in enumerate(indices)})
     self.missing = [0] * len(self.flats)
@@ -67,8 +68,7 @@ def prepare_for_backward(self, unused: Sequence[int] = ()) -> None:
     self.results = [None] * len(self.flats)
     self.launched = 0
     self.armed = True
-    for index in unused:
-        self._arrived(index)
+    self.unused_now = list(unused)
 '''),
     Function("Reducer.autograd_hook", '''
 def autograd_hook(self, index: int, param: torch.nn.Parameter) -> None:
@@ -77,6 +77,8 @@ def autograd_hook(self, index: int, param: torch.nn.Parameter) -> None:
     if not self.reducing:
         self.reducing = True
         torch.autograd.Variable._execution_engine.queue_callback(self.finalize_backward)
+        for unused in self.unused_now:
+            self._arrived(unused)
     self._arrived(index)
 '''),
     Function("Reducer.finalize_backward", '''
@@ -92,7 +94,7 @@ def finalize_backward(self) -> None:
         offset = 0
         for index in self.members[b]:
             param = self.params[index]
-            piece = flat[offset:offset + param.numel()].view_as(param)
+            piece = flat.as_strided(param.size(), param.stride(), flat.storage_offset() + offset)
             offset += param.numel()
             if used is not None and not used[index]:
                 continue

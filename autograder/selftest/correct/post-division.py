@@ -29,7 +29,7 @@ def finalize_backward(self) -> None:
         reduced = bucket.wait()
         if self.comm_hook is None:
             reduced.div_(self.world_size)  # SUM -> mean; a comm hook's result is already final
-        shaped = _unflatten_dense_tensors(reduced, bucket.views)
+        shaped = bucket.laid_out(reduced)
         for index, value in zip(bucket.variable_indices, shaped):
             param = self.params[index]
             if global_used is not None and not global_used[index]:

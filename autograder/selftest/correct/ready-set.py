@@ -5,7 +5,7 @@ from autograder.selftest.kinds import REDUCER, SCALE_BUCKET, Function
 EDITS = {REDUCER: [
     Function("Reducer.prepare_for_backward", '''
 def prepare_for_backward(self, unused: Sequence[int] = ()) -> None:
-    """Reset per-iteration state before a synchronised backward; mark ``unused`` parameters ready."""
+    """Reset per-iteration state before a synchronised backward (``unused``: ready at its first hook)."""
     self.record_usage(unused)
     if self.require_finalize:
         raise RuntimeError(UNFINISHED_REDUCTION)
@@ -15,8 +15,6 @@ def prepare_for_backward(self, unused: Sequence[int] = ()) -> None:
     self.next_bucket = 0
     self.expect_autograd_hooks = True
     self.unused = list(unused)
-    for index in self.unused:
-        self.mark_variable_ready(index)
 '''),
     Function("Reducer.mark_variable_ready", '''
 def mark_variable_ready(self, index: int) -> None:

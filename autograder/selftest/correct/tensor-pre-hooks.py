@@ -40,6 +40,8 @@ def autograd_hook(self, index: int, grad: torch.Tensor) -> torch.Tensor | None:
     if not self.require_finalize:  # first gradient of this backward
         self.require_finalize = True
         torch.autograd.Variable._execution_engine.queue_callback(self.finalize_backward)
+        for unused in self.unused:  # (Bonus A) no gradient in this backward: ready now
+            self.mark_variable_ready(unused)
     self.mark_variable_ready(index)
     return torch.zeros_like(grad)  # already accumulated: autograd must not add it a second time
 '''),

@@ -2,8 +2,9 @@
 from autograder.selftest.kinds import REDUCER
 
 EDITS = {REDUCER: [
-    ("self.buckets.append(Bucket(bucket_index, list(indices), buffer, views))",
-     "self.buckets.append(Bucket(bucket_index, list(indices), buffer, views, pending=len(indices)))"),
+    ("self.buckets.append(Bucket(bucket_index, list(indices), buffer, slots(buffer, params, offsets)))",
+     "self.buckets.append(Bucket(bucket_index, list(indices), buffer, slots(buffer, params, offsets),\n"
+     "                                       pending=len(indices)))"),
     ("            bucket.pending = len(bucket.variable_indices)\n", "")]}
 VIOLATES = "C3"
 CAUGHT_BY = {"3.1": "reset"}

@@ -20,7 +20,7 @@ def all_reduce_bucket(self, bucket: Bucket) -> None:
 def write_back(self, bucket: Bucket, reduced: torch.Tensor) -> torch.Tensor:
     """Copy a reduced bucket into the .grad of its parameters that got a gradient on this rank (a parameter
     unused here waits for the usage counts: finalize_backward). Returns the reduced flat tensor."""
-    views = bucket.views if reduced is bucket.buffer else _unflatten_dense_tensors(reduced, bucket.views)
+    views = bucket.views if reduced is bucket.buffer else bucket.laid_out(reduced)
     unused = set(self.unused)
     pairs = [(self.params[i].grad, view) for i, view in zip(bucket.variable_indices, views, strict=True)
              if i not in unused]
@@ -44,7 +44,7 @@ def finalize_backward(self) -> None:
         bucket_index, position = self.locators[index]
         bucket = self.buckets[bucket_index]
         reduced = bucket.future.value()
-        views = bucket.views if reduced is bucket.buffer else _unflatten_dense_tensors(reduced, bucket.views)
+        views = bucket.views if reduced is bucket.buffer else bucket.laid_out(reduced)
         param = self.params[index]
         if param.grad is None:
             param.grad = views[position].clone()
