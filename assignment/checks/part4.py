@@ -147,9 +147,9 @@ def no_sync_read_in_forward(o: Outcome) -> None:
     for rank, g in enumerate(o.got):
         for step, entry in enumerate(g["steps"]):
             if not all(entry["backward"]):
-                fail(f"rank {rank}, step {step + 1}: a forward outside no_sync() must still synchronise its "
-                     "backward, even if the backward runs inside no_sync(): the switch is read in forward "
-                     "(handout §4)")
+                fail(f"rank {rank}, step {step + 1}: torch's DDP all-reduced a backward that ran inside no_sync() "
+                     "after a forward outside it, and yours did not: fill in handout §4.3's table with `make probe` "
+                     "(e.g. OPS=\"F nosync(B)\") and explain that row from what the forward hands the Reducer")
     same_training(o, "4")
 
 
@@ -235,7 +235,7 @@ CHECKS = [
                 train("minddp", f"{CONVBN}, 2 micro-batches, each step after a synchronised forward whose output gets "
                       "no backward", model="convbn", steps=2, accumulate=2, dropped_forward=True)),
           compare=no_sync_accumulates),
-    Check("4.4", "the no_sync switch is read in forward (wrapping only backward still syncs)", weight=3, section="4",
+    Check("4.4", "no_sync() around the backward only", weight=3, section="4",
           runs=(train("minddp", f"{CONVBN}, no_sync around backward only", model="convbn", steps=2, accumulate=3,
                       no_sync="backward"),),
           compare=no_sync_read_in_forward),

@@ -713,7 +713,7 @@ def test_gradbuckets_are_held_to_torchs_rules():
     ({"model": "frozen"}, "rank 0: torch's DDP raises: Expected to have finished reduction", ""),  # not an error
 ])
 def test_a_hint_comes_only_with_an_error_whose_cause_the_input_shows(kwargs, text, says):
-    from checks.hints import error_hint
+    from checks.causes import error_hint
     hint = error_hint(kwargs, text)
     assert (says in hint) if says else hint == ""
 

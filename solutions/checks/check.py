@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from checks.claims import audited
-from checks.hints import error_hint
+from checks.causes import error_hint
 
 ANSWER, NONE = "answer", "none"
 DEADLINE_FLOOR_S = 15.0  # a run may take this long, plus DEADLINE_FACTOR times what the reference took
@@ -159,7 +159,7 @@ MESSAGE_CHARS = 6000  # of what a failure says (an exception's text, a stack, ou
 
 def message(check: Check, run: Run, text: str) -> str:
     """What a failure of ``check`` on ``run`` says: the input, the failure, and a hint if the failure shows its
-    cause (``hints.error_hint``: an error whose text, on this input, points to one)."""
+    cause (``causes.error_hint``: an error whose text, on this input, points to one)."""
     where = f"On {run.label}: " if run.label else ""
     if len(text) > MESSAGE_CHARS:
         text = text[:MESSAGE_CHARS] + f"\n... (cut: the message was {len(text):,} characters)"

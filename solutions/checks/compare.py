@@ -153,10 +153,11 @@ def buffers_hint(o: Outcome, rank: int, step: int) -> str:
         where = f"forward {micro + 1} of step {step + 1}" if len(mine) > 1 else f"step {step + 1}'s forward"
         if t and not m:
             return (f" Your {where} launched no broadcast where torch DDP's broadcast rank 0's buffers ({len(t)} "
-                    "broadcast(s)): at the start of a forward, unless the one before did not synchronise (handout §4).")
+                    "broadcast(s)) at the start of the forward (handout §4.3, W4).")
         if m and not t:
-            return (f" Your {where} broadcast the buffers where torch DDP's did not: a forward inside no_sync() or "
-                    "under torch.no_grad() skips the next forward's broadcast (torch's quirk; handout §4).")
+            return (f" Your {where} broadcast the buffers where torch DDP's did not: torch skips the broadcast in some "
+                    "forwards; look at the forwards before this one, and watch torch's with `make probe` (handout "
+                    "§4.3, W4).")
     if mine == theirs:
         return (" Your forwards launched torch's broadcasts, yet the buffers after forward differ: broadcast rank "
                 "0's buffers at the START of the forward, before the module runs (which updates them from this "

@@ -72,8 +72,8 @@ def test_make_runs_this_trees_grader_whatever_the_venv_points_at(tmp_path):
     foreign = tmp_path / "grader"
     foreign.mkdir()
     (foreign / "__init__.py").write_text("")
-    probe = 'probe: ; @$(PY) -c "import grader; print(grader.__file__)"'
-    done = subprocess.run(["make", "-s", "--no-print-directory", "-C", REPO, "--eval", probe, "probe"],
+    probe = 'which-grader: ; @$(PY) -c "import grader; print(grader.__file__)"'
+    done = subprocess.run(["make", "-s", "--no-print-directory", "-C", REPO, "--eval", probe, "which-grader"],
                           env={**os.environ, "PYTHONPATH": str(tmp_path)}, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == os.path.join(REPO, "autograder", "grader", "__init__.py"), done.stdout

@@ -17,4 +17,4 @@ def no_sync(self) -> Iterator[None]:
     REDUCER: [(HOOK_BODY, "        if not getattr(self, 'sync_enabled', True):  # inside no_sync()\n"
                           "            return\n" + HOOK_BODY)]}
 VIOLATES = "W6"
-CAUGHT_BY = {"4.4": "read in forward"}
+CAUGHT_BY = {"4.4": "after a forward outside it"}

@@ -1,4 +1,4 @@
-# GENERATED from solutions/checks/hints.py by tools/assign.py (staff: edit that file, then `make assignment`).
+# GENERATED from solutions/checks/causes.py by tools/assign.py (staff: edit that file, then `make assignment`).
 # Provided code: do not edit it by hand; the grader uses its own copy.
 """Provided — hints chosen by what a failure shows: an error whose text, on the input that raised it, points
 to one cause. A failure that shows none gets no hint (the comparisons' own messages name what they saw)."""
