@@ -217,7 +217,8 @@ def test_results_are_complete_clipped_plain_and_atomic(tmp_path):
     assert data["output_format"] == data["test_output_format"] == "text"
     assert all(t["output_format"] == t["name_format"] == "text" for t in data["tests"])
     assert data["tests"][3]["output"] == "[2Jred" and "\x1b" not in data["tests"][3]["name"]
-    assert data["output"] == "summary" and data["extra_data"] == {"student_uid": 7}
+    assert data["output"] == "summary" and data["extra_data"] == {"student_uid": 7, "execution_s": 1.0}
+    assert "execution_time" not in data, "a time measured after the hidden runs is staff's (extra_data) alone"
     assert json.loads(open(path).read()) == data
     assert os.listdir(tmp_path / "results") == ["results.json"], "no temporary file left behind"
     assert clip("short", 100) == "short" and plain("a\tb\nc") == "a\tb\nc"

@@ -2,7 +2,7 @@
 
 The source folder is built once and the reference pass is computed once (by the first grading of the
 solutions) and reused; deadlines are the grader's own. The solutions are graded three times: their
-results.json must be identical (except execution_time and extra_data).
+results.json must be identical (except extra_data: times, the uid).
 
 Knobs (environment): SELFTEST (which cases: "fast", the default of `make test`: the solutions and the stubs;
 "all"; "isolation": those whose outcome rests on the isolation layers (``Case.isolation``) and the fast ones;
