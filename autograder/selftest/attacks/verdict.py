@@ -186,8 +186,10 @@ ATTACKS: list = [
          check=hidden_entries_show_nothing_of_the_student("LEAK<")),
     Case("answer-table", "bucketing.py is the stub plus a table of the reference's answers to every input known in "
          "advance (the public ones, the hidden lists once fixed, the release's random_cases at the seed once used): "
-         "the public entries pass, the hidden ones, drawn from the grader's secret, cannot; the report shows the table",
-         edits={BUCKETING: answer_table}, full=("1", "3", "4", "5", "6", "A", "B"),
+         "the public entries pass, the hidden ones, drawn from the grader's secret, cannot; the report shows the table. "
+         "(The later parts' public entries run it too, since Part 2's public entries pass: every public run comes "
+         "before any hidden one, so only their hidden twins can use the stand-in)",
+         edits={BUCKETING: answer_table}, full=("1", "3", "6"),
          check=all_of(tests_pass("2.1", "2.2", "2.3", "2.4"), tests_fail("2.1h", "2.2h", "2.3h", "2.4h", "2.5h"),
                       output_of("0.1", "a literal table of", "the integrity report must show the table"))),
 
