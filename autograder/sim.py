@@ -47,8 +47,11 @@ MARKER = ".made-by-minddp-gradescope-sim"
 # and the worst hostile submission (every part hangs), against Gradescope's 10-minute limit.
 BUDGETS_S = {"solutions": 60.0, "hostile": 300.0}
 
-SETUP_CACHE = ".setup-reference-cache.json"  # --reuse-setup: the reference cache setup.sh made
-SETUP_SECRET = ".setup-hidden-secret"  # ... and the secret it drew the hidden inputs from
+# --reuse-setup keeps what setup.sh made (the reference cache, the secret it drew the hidden inputs from) in
+# ROOT/KEPT, root's alone, never in the venv: that lives in the jail tree, where student workers read.
+KEPT = ".setup-kept"
+SETUP_CACHE = os.path.join(KEPT, CACHE_NAME)
+SETUP_SECRET = os.path.join(KEPT, SECRET_NAME)
 
 # -- the simulation ------------------------------------------------------------------------------------------
 
@@ -75,8 +78,9 @@ def lay_out(root: str, archive: str, reuse_setup: bool, check_reach: bool = True
         raise SystemExit(f"{root} exists and was not made by this tool: refusing to touch it (use --root)")
     stamp = setup_stamp(archive)
     setup_done = os.path.join(root, "venv", ".setup-done")
-    needed = not (reuse_setup and os.path.exists(setup_done) and open(setup_done).read() == stamp)
-    for name in ("source", "submission", "results") + (("venv", "jail") if needed else ()):
+    kept = all(os.path.exists(os.path.join(root, k)) for k in (SETUP_CACHE, SETUP_SECRET))  # (a venv of old kept them)
+    needed = not (reuse_setup and kept and os.path.exists(setup_done) and open(setup_done).read() == stamp)
+    for name in ("source", "submission", "results") + (("venv", "jail", KEPT) if needed else ()):
         path = os.path.join(root, name)
         if os.path.islink(path):
             os.unlink(path)
@@ -166,8 +170,9 @@ def setup(room, archive: str, torch_index: str | None) -> float:
     code = room.command(["bash", os.path.join(room.root, "source", "setup.sh")], setup_env(room, torch_index))
     if code != 0:
         raise SystemExit(f"setup.sh failed (exit code {code}) in the {room.name} configuration")
-    shutil.copyfile(os.path.join(room.here, "source", CACHE_NAME), os.path.join(room.here, "venv", SETUP_CACHE))
-    shutil.copyfile(os.path.join(room.here, "source", SECRET_NAME), os.path.join(room.here, "venv", SETUP_SECRET))
+    os.makedirs(os.path.join(room.here, KEPT), mode=0o700, exist_ok=True)
+    for kept, name in ((SETUP_CACHE, CACHE_NAME), (SETUP_SECRET, SECRET_NAME)):
+        shutil.copy2(os.path.join(room.here, "source", name), os.path.join(room.here, kept))  # (modes: root's)
     with open(os.path.join(room.here, "venv", ".setup-done"), "w") as out:
         out.write(setup_stamp(archive))
     return time.monotonic() - began
@@ -177,8 +182,8 @@ def reuse_setup(room) -> None:
     """What setup.sh's last steps leave in the source folder: root's modes, the reference cache (kept if it
     fits this zip, else made anew), the jail tree."""
     source = os.path.join(room.root, "source")
-    shutil.copyfile(os.path.join(room.here, "venv", SETUP_CACHE), os.path.join(room.here, "source", CACHE_NAME))
-    shutil.copyfile(os.path.join(room.here, "venv", SETUP_SECRET), os.path.join(room.here, "source", SECRET_NAME))
+    for kept, name in ((SETUP_CACHE, CACHE_NAME), (SETUP_SECRET, SECRET_NAME)):
+        shutil.copy2(os.path.join(room.here, kept), os.path.join(room.here, "source", name))
     python = os.path.join(room.root, "venv", "bin", "python")
     script = (f'chmod -R go-rwx "{source}" && "{python}" -m grader --source "{source}" --reference-only && '
               f'"{python}" -m grader --source "{source}" --build-jail')

@@ -5,6 +5,7 @@ installs runc and moby's defaults first (autograder/install-container-tools.sh).
 
 from __future__ import annotations
 
+import glob
 import json
 import os
 import subprocess
@@ -73,3 +74,17 @@ def test_make_grade_under_dockers_capabilities(capabilities, submission, score, 
     staff = next(t for t in results["tests"] if t["name"] == "Integrity report (staff only)")
     assert staff["visibility"] == "hidden" and staff["output"].endswith(
         isolation.replace(f"uid {results['extra_data']['student_uid']} ", "uid of its own "))
+
+
+def test_a_container_in_a_cgroup_leaves_none_behind(capabilities):
+    """runc puts a container with limits below our cgroup in every hierarchy (cgroup v1: blkio, cpuset, devices,
+    freezer, pids, ...) and removes only its own folder: ours must go from each (they once piled up, six
+    folders per grading). Counted by name before and after, so other gradings on the machine do not count."""
+    image = container.Image()
+    try:
+        before = len(glob.glob("/sys/fs/cgroup/*/minddp-limits-*"))
+        ran = image.run(["/bin/true"], {"PATH": "/usr/bin:/bin"}, cpus=0.5, memory_mb=256)
+    finally:
+        image.close()
+    assert ran.exit_code == 0
+    assert ran.cgroups_left == [], f"left behind: {ran.cgroups_left} (of {before} minddp-limits-* folders before)"

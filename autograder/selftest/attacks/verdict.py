@@ -5,7 +5,6 @@ odd failures and values, and messages a check could take for the work itself."""
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
 
 from autograder.selftest.attacks.shared import (
     ANSWERS,
@@ -14,6 +13,7 @@ from autograder.selftest.attacks.shared import (
     TIMELINE,
     _no_control_characters,
     all_of,
+    hidden_entries_show_nothing_of_the_student,
     output_of,
     stub,
     tests_fail,
@@ -43,23 +43,6 @@ def ring_allreduce_time(nbytes, world_size, alpha, beta):
     print(said, flush=True)
     raise ValueError(said)
 '''
-
-
-def hidden_entries_show_nothing_of_the_student(marker: str) -> Callable:
-    """No hidden entry ("N.Mh") shows text the student's code produced (``marker`` is in all of it), and each
-    failed hidden entry says what kind of failure it was, in the grader's own words."""
-    def check(results: dict, isolated: bool) -> list:
-        problems = []
-        for test in results.get("tests", []):
-            number, text = str(test.get("number", "")), test.get("output", "")
-            if not number.endswith("h"):
-                continue
-            if marker in text:
-                problems.append(f"hidden entry {number} shows what the student's code said: {text[:300]!r}")
-            elif test.get("status") == "failed" and "hidden inputs" not in text and "Not run" not in text:
-                problems.append(f"hidden entry {number} does not say what failed: {text[:300]!r}")
-        return problems
-    return check
 
 
 def _reference_bucketing():
