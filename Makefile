@@ -168,7 +168,8 @@ ifeq ($(shell id -u),0)
 	$(PY) -m autograder.sim --config docker --image $(GRADESCOPE_IMAGE) --reuse-setup --submission solutions --expect full
 	$(PY) -m autograder.sim --config docker --image $(GRADESCOPE_IMAGE) --reuse-setup --submission stubs --expect 0
 	@root=$$(mktemp -d /var/cache/minddp-limits-XXXXXX) && trap 'rm -rf "$$root"' EXIT && chmod 755 "$$root" && \
-	$(PY) -m autograder.sim --config privileged --root "$$root/autograder" --submission solutions --expect full
+	$(PY) -m autograder.selftest.runner write --cases jail-walk --into "$$root/walk" && \
+	$(PY) -m autograder.sim --config privileged --root "$$root/autograder" --submission "$$root/walk" --expect full
 	$(PY) -m autograder.selftest.runner --cases $(LIMITS_CASES) --cpus 0.25 --hog 2 --jobs 2
 else
 	@echo "limits: needs root (cgroups, a student uid), as Gradescope has; not run as uid $$(id -u)"

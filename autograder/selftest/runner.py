@@ -3,6 +3,7 @@
     python -m autograder.selftest.runner                          # every case (make selftest runs it via pytest)
     python -m autograder.selftest.runner --cases deadlock,os-exit
     python -m autograder.selftest.runner repeat 20                 # make grade-repeat N=20
+    python -m autograder.selftest.runner write --cases jail-walk --into DIR   # a case's submission, to grade elsewhere
 
 Every case of ``cases.py`` is a submission made at test time from the reference (or the stubs) by one small
 edit. The autograder's source folder is built once; each case is graded by the one grading entry point
@@ -421,8 +422,10 @@ def repeat(n: int, use_cache: bool, python: str = sys.executable) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m autograder.selftest.runner", description=__doc__.splitlines()[0])
-    parser.add_argument("command", nargs="?", default="cases", choices=["cases", "repeat", "list"])
+    parser.add_argument("command", nargs="?", default="cases", choices=["cases", "repeat", "list", "write"])
     parser.add_argument("n", nargs="?", type=int, default=20, help="repeat: how many gradings")
+    parser.add_argument("--into", help="write: the folder to write the submission of --cases (one case) into, for "
+                                       "another front door to grade (make limits: gradescope-sim)")
     parser.add_argument("--cases", help="comma-separated case names (default: all)")
     parser.add_argument("--jobs", type=int, default=1, help="cases graded at the same time")
     parser.add_argument("--solutions-runs", type=int, default=1, help="grade the solutions this many times "
@@ -447,6 +450,12 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     if args.command == "repeat":
         return repeat(args.n, args.cache, args.python)
+    if args.command == "write":
+        case = next((c for c in CASES if c.name == args.cases), None)
+        if case is None or not args.into:
+            parser.error("write: --cases NAME (one case) and --into FOLDER")
+        print(make_submission(case, args.into))
+        return 0
     names = args.cases.split(",") if args.cases else [c.name for c in CASES]
     unknown = set(names) - {c.name for c in CASES}
     if unknown:
