@@ -256,7 +256,7 @@ class Grader:
         elif kind == "hidden":  # the grader's words only (settings: who sees it); the whole story is staff's
             entry.output = note + hidden_message(check, failure.kind, failure.label,
                                                  public is not None and public.status != "passed")
-            self.hidden_failures.append(f"{entry.number} (the run: {failure.config}): {failure.text}")
+            self.hidden_failures.append(f"{entry.number}: {failure.text}\n  (the run: {failure.config})")
         else:
             entry.output = note + failure.text
         return entry
