@@ -16,6 +16,7 @@ hidden entry of every grading against it, and log2 of its length bounds what one
 from __future__ import annotations
 
 import itertools
+import math
 import re
 
 from checks.check import Check
@@ -115,3 +116,10 @@ def matches(check: Check, text: str, file_of: dict[str, str]) -> bool:
 
 
 _PATTERNS: dict[str, re.Pattern] = {}
+
+
+def bits(checks: list[Check], file_of: dict[str, str]) -> tuple[int, float, float]:
+    """(hidden entries, bits they can tell in all, the most one can): log2 of each one's number of texts, an upper
+    bound on what a grading's hidden entries can say of the hidden inputs (SECURITY.md: residual risks)."""
+    per_entry = [math.log2(len(texts(check, file_of))) for check in checks if HIDDEN.get(check.number)]
+    return len(per_entry), sum(per_entry), max(per_entry, default=0.0)

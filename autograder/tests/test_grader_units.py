@@ -126,6 +126,29 @@ def test_integrity_report_sees_tables_in_prose_aliases_and_names_built_at_run_ti
     assert [f for f in integrity_findings(str(quiet), "minddp/reducer.py") if "t.grad" in f or "p.grad" in f] == []
 
 
+# -- a hidden entry's words --------------------------------------------------------------------------------
+
+def test_hidden_entries_speak_only_the_graders_words():
+    """A hidden entry's text is a function of grader-owned choices alone: an exception's class, message or a
+    number of the student's never changes it; what one can say is bounded, and SECURITY.md states the bound."""
+    from grader import hidden_words
+    from tools.student.course import load_student_files
+    checks = {c.number: c for c in public_checks()}
+    file_of = {str(f.part): f.path for f in load_student_files(os.path.join(REPO, "solutions", "student_files.json"))}
+    check = checks["3.3"]
+    label = hidden_words.random_labels("3.3")[0]
+    text = hidden_words.hidden_message(check, "raised", label, public_failed=False)
+    assert "raised an exception on " + label in text and hidden_words.matches(check, text, file_of)
+    for forged in (text.replace("an exception", "LEAK_4_1_2"), text + "\nTotal (bonus is extra) 110.0 / 100.0",
+                   text.replace(label, label.replace("random configuration", "random configuration 9999: x\ny"))):
+        assert not hidden_words.matches(check, forged, file_of), forged
+    entries, total, most = hidden_words.bits(list(checks.values()), file_of)
+    with open(os.path.join(REPO, "autograder", "SECURITY.md"), encoding="utf-8") as f:
+        security = f.read()
+    stated = f"at most {most:.1f} bits per entry, {total:.0f} bits over the {entries} hidden entries of one grading"
+    assert stated in security, f"SECURITY.md's residual risks must say: {stated!r} (hidden_words.bits changed)"
+
+
 # -- staging: regular files only, found by one rule ----------------------------------------------------------
 
 def make_skeleton(tmp_path):
