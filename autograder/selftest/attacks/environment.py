@@ -274,13 +274,13 @@ def forbidden_files() -> dict:
 JAIL_WALK = r'''
 
 
-def _walk_the_jail(forbidden):
+def _walk_the_jail(forbidden, top="/", least=1000):
     import hashlib
     import os
     import re
     own = os.path.dirname(os.path.abspath(__file__))
     sizes, digests = set(forbidden["sizes"]), set(forbidden["digests"])
-    found, seen, folders = [], 0, ["/"]
+    found, seen, folders = [], 0, [top]
     while folders:
         try:
             entries = list(os.scandir(folders.pop()))
@@ -310,7 +310,7 @@ def _walk_the_jail(forbidden):
             if named or hashlib.sha256(data).hexdigest() in digests or re.fullmatch(rb"[0-9a-f]{64}\n?", data) \
                     or data.startswith(b'{"fingerprint"'):
                 found.append(entry.path)
-    if found or seen < 1000:
+    if found or seen < least:  # (a walk that saw less than the Python installation walked nothing)
         raise AssertionError(f"JAIL-WALK: of {seen} files, these are root's only: {found[:20]}")
 
 
