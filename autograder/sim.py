@@ -47,11 +47,13 @@ MARKER = ".made-by-minddp-gradescope-sim"
 # and the worst hostile submission (every part hangs), against Gradescope's 10-minute limit.
 BUDGETS_S = {"solutions": 60.0, "hostile": 300.0}
 
-# --reuse-setup keeps what setup.sh made (the reference cache, the secret it drew the hidden inputs from) in
-# ROOT/KEPT, root's alone, never in the venv: that lives in the jail tree, where student workers read.
+# --reuse-setup keeps what setup.sh made (the reference cache, the secret it drew the hidden inputs from, and
+# what it ran for) in ROOT/KEPT, root's alone, never in the venv: that lives in the jail tree, where student
+# workers read (jail-walk: nothing of this tool is in it).
 KEPT = ".setup-kept"
 SETUP_CACHE = os.path.join(KEPT, CACHE_NAME)
 SETUP_SECRET = os.path.join(KEPT, SECRET_NAME)
+SETUP_DONE = os.path.join(KEPT, ".setup-done")  # what setup.sh ran for (setup_stamp)
 
 # -- the simulation ------------------------------------------------------------------------------------------
 
@@ -77,9 +79,8 @@ def lay_out(root: str, archive: str, reuse_setup: bool, check_reach: bool = True
     if os.path.exists(root) and not os.path.exists(os.path.join(root, MARKER)):
         raise SystemExit(f"{root} exists and was not made by this tool: refusing to touch it (use --root)")
     stamp = setup_stamp(archive)
-    setup_done = os.path.join(root, "venv", ".setup-done")
-    kept = all(os.path.exists(os.path.join(root, k)) for k in (SETUP_CACHE, SETUP_SECRET))  # (a venv of old kept them)
-    needed = not (reuse_setup and kept and os.path.exists(setup_done) and open(setup_done).read() == stamp)
+    setup_done = os.path.join(root, SETUP_DONE)
+    needed = not (reuse_setup and os.path.exists(setup_done) and open(setup_done).read() == stamp)
     for name in ("source", "submission", "results") + (("venv", "jail", KEPT) if needed else ()):
         path = os.path.join(root, name)
         if os.path.islink(path):
@@ -173,7 +174,7 @@ def setup(room, archive: str, torch_index: str | None) -> float:
     os.makedirs(os.path.join(room.here, KEPT), mode=0o700, exist_ok=True)
     for kept, name in ((SETUP_CACHE, CACHE_NAME), (SETUP_SECRET, SECRET_NAME)):
         shutil.copy2(os.path.join(room.here, "source", name), os.path.join(room.here, kept))  # (modes: root's)
-    with open(os.path.join(room.here, "venv", ".setup-done"), "w") as out:
+    with open(os.path.join(room.here, SETUP_DONE), "w") as out:
         out.write(setup_stamp(archive))
     return time.monotonic() - began
 
