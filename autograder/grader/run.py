@@ -670,8 +670,10 @@ def main(argv: list[str] | None = None) -> int:
         output = grader.summary(entries)
     except Exception:
         entries, code = [], 1
-        output = ("autograder error: the autograder itself failed; please tell the course staff.\n\n"
-                  + traceback.format_exc(limit=-6))
+        # Its traceback is staff's (stdout, extra_data): it may hold what student code made happen after a hidden run.
+        extra["error"] = traceback.format_exc(limit=-6)
+        print(extra["error"], flush=True)
+        output = "autograder error: the autograder itself failed; please tell the course staff."
     finally:
         os.chdir(cwd)
     data = write_results(results, entries, output, time.monotonic() - began, extra)
