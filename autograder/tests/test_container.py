@@ -55,12 +55,17 @@ def test_the_container_is_what_docker_gives_by_default(capabilities):
     assert seen["layers"] == {"names": ["uid", "seccomp", "chroot"], "why_not": [["namespaces", "no CAP_SYS_ADMIN"]]}
 
 
-@pytest.mark.parametrize("submission,score", [("solutions", expected_score("full")), ("stubs", 0.0)])
+@pytest.mark.parametrize("submission,score", [("jail-walk", expected_score("full")), ("stubs", 0.0)])
 def test_make_grade_under_dockers_capabilities(capabilities, submission, score, tmp_path):
-    """The issue this configuration exists for: root without CAP_SYS_ADMIN once refused to grade at all."""
+    """The issue this configuration exists for: root without CAP_SYS_ADMIN once refused to grade at all. The
+    solutions are graded as the self-test's jail-walk (they walk the chroot `make grade` builds, as the
+    student's uid, for anything only root may read: nothing)."""
+    from autograder.selftest import runner
     bounding = ",".join(["-all"] + [f"+{c.removeprefix('CAP_').lower()}" for c in capabilities])
     root = str(tmp_path / "autograder")
-    args = [] if submission == "solutions" else ["--submission", os.path.join(REPOSITORY, "assignment")]
+    walker = next(c for c in runner.CASES if c.name == "jail-walk")
+    args = ["--submission", runner.make_submission(walker, str(tmp_path / "walk"))] if submission == "jail-walk" \
+        else ["--submission", os.path.join(REPOSITORY, "assignment")]
     done = subprocess.run(["setpriv", f"--bounding-set={bounding}", sys.executable, "-m", "autograder.grade",
                            "--keep", root, *args], cwd=REPOSITORY, capture_output=True, text=True, timeout=900)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
