@@ -41,7 +41,7 @@ import subprocess
 import sys
 import tempfile
 import uuid
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from autograder.limits import Cgroup
 
@@ -177,6 +177,7 @@ class Ran:
     peak_mb: float = 0.0  # the cgroup's peak (page cache included)
     process_peak_mb: float = 0.0  # the processes' own (anonymous and tmpfs memory), sampled every 0.1 s
     oom_kills: int = 0
+    cgroups_left: list = field(default_factory=list)  # folders of its cgroup still there once it was removed
 
 
 def _binds(binds) -> list[tuple[str, str]]:
@@ -342,9 +343,10 @@ class Image:
                 ran = self._container(name, [self.layer, "/"], upper, command, env, cwd, list(binds), cgroup, True,
                                       stdout, timeout_s)
             ran.process_peak_mb = peak[0]
-            return ran
         finally:
             cgroup.remove()
+        ran.cgroups_left = cgroup.everywhere()
+        return ran
 
     def close(self, keep: bool = False) -> None:
         """Unmount the layers' file system; remove it too unless ``keep`` (a later run reuses the image)."""

@@ -121,6 +121,8 @@ class Here:
         finally:
             if group:
                 group.remove()
+        if group and group.everywhere():
+            problems.append(f"the grading left its cgroup behind: {group.everywhere()}")
         return returncode, problems, processes_tagged(TAG, tag), measured
 
 
@@ -170,6 +172,8 @@ class InContainer:
             left = []
         measured = {"cpu_s": ran.cpu_s, "peak_mb": ran.peak_mb, "process_peak_mb": ran.process_peak_mb,
                     "oom_kills": ran.oom_kills}
+        if ran.cgroups_left:
+            problems.append(f"the container left its cgroup behind: {ran.cgroups_left}")
         return ran.exit_code, problems, left, measured
 
 

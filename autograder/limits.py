@@ -6,6 +6,7 @@ self-test's runs at a fraction of a CPU (selftest/runner.py --cpus): verdicts mu
 from __future__ import annotations
 
 import contextlib
+import glob
 import os
 import signal
 import subprocess
@@ -106,14 +107,25 @@ class Cgroup:
         fields = dict(line.split() for line in self._read(controller, name).splitlines() if len(line.split()) == 2)
         return int(fields.get(key, 0))
 
+    def everywhere(self) -> list[str]:
+        """This cgroup's folder in every hierarchy where one exists: its own, and those runc made beside them
+        for a container in it (cgroup v1: blkio, cpuset, devices, freezer, pids, ...; the container's own
+        folder below goes when runc deletes it, its parent stays)."""
+        return sorted(glob.glob(os.path.join("/sys/fs/cgroup", "*", self.name)) +
+                      glob.glob(os.path.join("/sys/fs/cgroup", self.name)))
+
     def remove(self) -> None:
-        for path in dict.fromkeys(self.dirs.values()):
+        for path in dict.fromkeys([*self.dirs.values(), *self.everywhere()]):
             procs = os.path.join(path, "cgroup.procs")
             for pid in open(procs).read().split() if os.path.exists(procs) else []:
                 try:
                     os.kill(int(pid), signal.SIGKILL)
                 except ProcessLookupError:
                     pass
+            for below, folders, _ in os.walk(path, topdown=False):  # a container's own, if runc left it
+                for folder in folders:
+                    with contextlib.suppress(OSError):
+                        os.rmdir(os.path.join(below, folder))
             for _ in range(50):
                 try:
                     os.rmdir(path)

@@ -67,8 +67,13 @@ SIM_ROOT = "MINDDP_SIM_ROOT"  # in the environment of everything a privileged ru
 # and the worst hostile submission (every part hangs), against Gradescope's 10-minute limit.
 BUDGETS_S = {"solutions": 60.0, "hostile": 300.0}
 
-SETUP_CACHE = ".setup-reference-cache.json"  # --reuse-setup: the reference cache setup.sh made
-SETUP_SECRET = ".setup-hidden-secret"  # ... and the secret it drew the hidden inputs from
+# --reuse-setup keeps what setup.sh made (the reference cache, the secret it drew the hidden inputs from, and
+# what it ran for) in ROOT/KEPT, root's alone, never in the venv: that lives in the jail tree, where student
+# workers read (jail-walk: nothing of this tool is in it).
+KEPT = ".setup-kept"
+SETUP_CACHE = os.path.join(KEPT, CACHE_NAME)
+SETUP_SECRET = os.path.join(KEPT, SECRET_NAME)
+SETUP_DONE = os.path.join(KEPT, ".setup-done")  # what setup.sh ran for (setup_stamp)
 
 # -- the simulation ------------------------------------------------------------------------------------------
 
@@ -92,9 +97,9 @@ def lay_out(root: str, archive: str, reuse_setup: bool, check_reach: bool = True
     """ROOT/source from the zip, fresh submission/ and results/; True if setup.sh must run. ``root`` is where
     ROOT is on this machine (in the docker configuration: inside the image layer, the image's own)."""
     stamp = setup_stamp(archive)
-    setup_done = os.path.join(root, "venv", ".setup-done")
+    setup_done = os.path.join(root, SETUP_DONE)
     needed = not (reuse_setup and os.path.exists(setup_done) and open(setup_done).read() == stamp)
-    for name in ("source", "submission", "results") + (("venv", "jail") if needed else ()):
+    for name in ("source", "submission", "results") + (("venv", "jail", KEPT) if needed else ()):
         path = os.path.join(root, name)
         if os.path.islink(path):
             os.unlink(path)
@@ -238,9 +243,10 @@ def setup(room, archive: str, torch_index: str | None) -> float:
     code = room.command(["bash", os.path.join(room.root, "source", "setup.sh")], setup_env(room, torch_index))
     if code != 0:
         raise SystemExit(f"setup.sh failed (exit code {code}) in the {room.name} configuration")
-    shutil.copyfile(os.path.join(room.here, "source", CACHE_NAME), os.path.join(room.here, "venv", SETUP_CACHE))
-    shutil.copyfile(os.path.join(room.here, "source", SECRET_NAME), os.path.join(room.here, "venv", SETUP_SECRET))
-    with open(os.path.join(room.here, "venv", ".setup-done"), "w") as out:
+    os.makedirs(os.path.join(room.here, KEPT), mode=0o700, exist_ok=True)
+    for kept, name in ((SETUP_CACHE, CACHE_NAME), (SETUP_SECRET, SECRET_NAME)):
+        shutil.copy2(os.path.join(room.here, "source", name), os.path.join(room.here, kept))  # (modes: root's)
+    with open(os.path.join(room.here, SETUP_DONE), "w") as out:
         out.write(setup_stamp(archive))
     return time.monotonic() - began
 
@@ -249,8 +255,8 @@ def reuse_setup(room) -> None:
     """What setup.sh's last steps leave in the source folder: root's modes, the reference cache (kept if it
     fits this zip, else made anew), the jail tree."""
     source = os.path.join(room.root, "source")
-    shutil.copyfile(os.path.join(room.here, "venv", SETUP_CACHE), os.path.join(room.here, "source", CACHE_NAME))
-    shutil.copyfile(os.path.join(room.here, "venv", SETUP_SECRET), os.path.join(room.here, "source", SECRET_NAME))
+    for kept, name in ((SETUP_CACHE, CACHE_NAME), (SETUP_SECRET, SECRET_NAME)):
+        shutil.copy2(os.path.join(room.here, kept), os.path.join(room.here, "source", name))
     python = os.path.join(room.root, "venv", "bin", "python")
     script = (f'chmod -R go-rwx "{source}" && "{python}" -m grader --source "{source}" --reference-only && '
               f'"{python}" -m grader --source "{source}" --build-jail')

@@ -21,6 +21,7 @@ from checks.part2 import bucket_run, case, reverse_order_run
 from checks.part3 import EDGES
 from checks.part5 import call, simulator_cases, timeline_run
 from grader.secret import rng
+from grader.secret import seed as secret_seed
 
 # -- Part 1 ------------------------------------------------------------------------------------------------
 GOOD = env(6, 12, 2, 4, "node0.cluster", 29400)
@@ -88,7 +89,7 @@ R2_REVERSE = rng("2.1/reverse")
 
 def secret_cases(number: str, count: int) -> list[dict]:
     """``count`` random cases drawn from the secret (as ``part2.random_cases`` draws them)."""
-    return part2.random_cases(seed=rng(number).randrange(2**31), count=count)
+    return part2.random_cases(seed=secret_seed(number), count=count)
 
 
 # -- Part 5 ------------------------------------------------------------------------------------------------

@@ -78,11 +78,12 @@ def write_results(path: str, tests: list[TestResult], output: str, execution_tim
         "output_format": "text",
         "test_output_format": "text",
         "test_name_format": "text",
-        "execution_time": round(execution_time_s, 1),
         "visibility": "visible",
         "stdout_visibility": "hidden",
         "tests": [t.as_json() for t in tests],
-        "extra_data": dict(extra or {}),  # for staff tools (the self-test), never shown to students
+        # For staff tools (the self-test), never shown to students: the grading's time too, measured after the
+        # hidden runs (Gradescope would show a top-level execution_time; SECURITY.md: hidden inputs).
+        "extra_data": {**(extra or {}), "execution_s": round(execution_time_s, 1)},
     }
     write_json_atomically(path, data)
     return data

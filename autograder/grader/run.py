@@ -40,6 +40,7 @@ from checks.pool import ForkServer, ScenarioError, WorkerPool  # noqa: E402
 from checks.registry import public_checks  # noqa: E402
 from grader import grader_version, jailtree, sandbox, settings, version  # noqa: E402
 from grader.hidden import HIDDEN, RANDOM_LABEL  # noqa: E402
+from grader.hidden_words import NOT_RUN, hidden_message, substitution_note  # noqa: E402
 from grader.isolation import Isolation  # noqa: E402
 from grader.parts import BONUS_WORK, DEPENDS, PART_ORDER, in_scope  # noqa: E402
 from grader.reference import CACHE_NAME, ReferencePass  # noqa: E402
@@ -103,6 +104,7 @@ class Grader:
         self.part_failed: dict[str, bool] = {}
         self.timeouts: dict[str, int] = {}
         self.import_hangs: dict[str, str] = {}  # part -> the student file that never finished importing
+        self.public_timeouts: set[str] = set()  # checks whose public runs missed a deadline (their hidden ones are not run)
         self.hidden_failures: list[str] = []  # "N.Mh: the whole message", for staff only
         self.hidden_ran: list[str] = []  # "N.Mh: passed: its runs' labels": what a hidden entry does not show, for staff
         self.spent: dict[str, float] = {}  # seconds each part's checks took so far
@@ -179,13 +181,23 @@ class Grader:
 
     # -- 6. the student pass ---------------------------------------------------------------------------------
     def student_pass(self) -> list[TestResult]:
-        entries: list[TestResult] = []
+        """Every check's public runs, part by part, then every check's hidden runs, part by part. No public run
+        comes after a hidden one, so nothing a hidden run leaves behind (the pid counter, the clock, a part's
+        time spent, the stand-ins it chose) can reach a public entry (SECURITY.md: hidden inputs). The entries
+        are listed check by check, each public entry before its hidden twin."""
         self.carve_budgets()
-        for part in [p for p in PART_ORDER if p in self.parts]:
-            for check in [c for c in self.checks if c.part == part and in_scope(c.number, self.parts, self.only)]:
-                entries += self.grade_check(check)
-            self.part_failed[part] = any(e.status != "passed" for e in entries if e.part == part)
-        return entries
+        checks = [c for part in PART_ORDER if part in self.parts for c in self.checks
+                  if c.part == part and in_scope(c.number, self.parts, self.only)]
+        done: dict[tuple[str, str], TestResult] = {}
+        for kind in ("public", "hidden"):
+            self.part_failed = {}  # the public pass chooses stand-ins from public entries alone
+            for part in dict.fromkeys(c.part for c in checks):
+                for check in [c for c in checks if c.part == part]:
+                    entry = self.grade_runs(check, kind, done.get((check.number, "public")))
+                    if entry is not None:
+                        done[(check.number, kind)] = entry
+                self.part_failed[part] = any(e.status != "passed" for e in done.values() if e.part == part)
+        return [done[(c.number, kind)] for c in checks for kind in ("public", "hidden") if (c.number, kind) in done]
 
     def variant(self, part: str) -> Variant | str:
         """The code ``part``'s checks run on, or why they cannot run."""
@@ -197,8 +209,8 @@ class Grader:
             if path in self.broken:
                 return (f"Not run: bonus {part} is graded with your own {path}, which could not be graded:\n"
                         f"{self.broken[path]}")
-        replaced = [self.file_of[p].path for p in DEPENDS.get(part, ())
-                    if self.part_failed.get(p) or self.file_of[p].path in self.broken]
+        replaced = sorted(self.file_of[p].path for p in DEPENDS.get(part, ())
+                          if self.part_failed.get(p) or self.file_of[p].path in self.broken)
         name = "+".join(["student", *sorted(os.path.basename(p)[:-3] for p in replaced)])
         if name not in self.variants:
             folder = self.staged.student_dir
@@ -214,59 +226,69 @@ class Grader:
             self.variants[name] = Variant(name, folder, replaced)
         return self.variants[name]
 
-    def grade_check(self, check: Check) -> list[TestResult]:
-        variant = self.variant(check.part)
+    def grade_runs(self, check: Check, kind: str, public: TestResult | None) -> TestResult | None:
+        """The entry of ``check``'s ``kind`` runs ("public" or "hidden"; None: it has none), in fresh workers.
+        A hidden entry speaks only hidden_words' words; ``public`` is its public twin's entry."""
         runs = self.runs_of(check)
-        entries = []
-        pools: dict[int, WorkerPool] = {}
+        if not runs[kind]:
+            return None
+        entry = self.entry(check, kind, bool(runs["hidden"]))
+        variant = self.variant(check.part)
         group = "bonus" if check.bonus else check.part
+        why = self.not_run(check, kind, variant, group)
+        if why is not None:
+            entry.output = why
+            return entry
+        pools: dict[int, WorkerPool] = {}
         timed_out_before = self.timeouts.get(group, 0)
+        began = time.monotonic()
         try:
-            for kind, kind_runs in runs.items():
-                if not kind_runs:
-                    continue
-                entry = self.entry(check, kind, bool(runs["hidden"]))
-                if isinstance(variant, str):
-                    entry.output = variant
-                elif self.timeouts.get(group, 0) > timed_out_before:
-                    entry.output = "Not run: the public inputs of this check did not finish in time (see above)."
-                elif group in self.import_hangs:
-                    entry.output = (f"Not run: importing your {self.import_hangs[group]} never finished (an earlier "
-                                    "check of this part shows where it was stuck), so the rest of this part is not "
-                                    "attempted.")
-                elif self.timeouts.get(group, 0) >= TIMEOUTS_BEFORE_GIVING_UP:
-                    entry.output = (f"Not run: {TIMEOUTS_BEFORE_GIVING_UP} earlier checks of this part did not finish "
-                                    "in time (see their output), so the rest of it is not attempted.")
-                elif self.spent.get(group, 0.0) > self.budget(group):
-                    entry.output = (f"Not run (time budget): the earlier checks of this part used up its time "
-                                    f"({self.budget(group):.0f} s{self.budget_why(group)}), so the rest of it is not "
-                                    "attempted.")
-                elif self.time_left() <= 0:
-                    entry.output = ("Not run (time budget): the grading's time is up (it must end before "
-                                    "Gradescope's limit), so the rest of it is not attempted.")
-                else:
-                    began = time.monotonic()
-                    failure = self.first_failure(check, kind_runs, variant, pools, group)
-                    self.spent[group] = self.spent.get(group, 0.0) + time.monotonic() - began
-                    note = substitution_note(variant)  # after the reason: the message's first line says what differs
-                    if kind == "hidden":
-                        self.hidden_ran.append(f"{entry.number}: {'passed' if failure is None else 'failed'}: "
-                                               f"{hidden_runs_text(kind_runs)}")
-                    if failure is None:
-                        entry.score, entry.status, entry.output = entry.max_score, "passed", note.strip()
-                    elif kind == "hidden":  # nothing of the inputs, or of the answers on them (settings: who sees it)
-                        public = entries[-1] if entries and entries[-1].number == check.number else None
-                        entry.output = hidden_message(check, failure, public) + note
-                        self.hidden_failures.append(f"{entry.number} (the run: {failure.config}): {failure.text}")
-                    else:
-                        entry.output = failure.text + note
-                entries.append(entry)
+            failure = self.first_failure(check, runs[kind], variant, pools, group)
         finally:
+            self.spent[group] = self.spent.get(group, 0.0) + time.monotonic() - began
             for pool in pools.values():
                 pool.close(graceful=False)
             if self.isolation is not None:
                 self.isolation.end_check()  # nothing of a check outlives it
-        return entries
+        if kind == "public" and self.timeouts.get(group, 0) > timed_out_before:
+            self.public_timeouts.add(check.number)
+        note = substitution_note(variant.standins)  # after the reason: the message's first line says what differs
+        if kind == "hidden":
+            self.hidden_ran.append(f"{entry.number}: {'passed' if failure is None else 'failed'}: "
+                                   f"{hidden_runs_text(runs[kind])}")
+        if failure is None:
+            entry.score, entry.status, entry.output = entry.max_score, "passed", note.strip()
+        elif kind == "hidden":  # the grader's words only (settings: who sees it); the whole story is staff's
+            entry.output = hidden_message(check, failure.kind, failure.label,
+                                          public is not None and public.status != "passed") + note
+            self.hidden_failures.append(f"{entry.number}: {failure.text}\n  (the run: {failure.config})")
+        else:
+            entry.output = failure.text + note
+        return entry
+
+    def not_run(self, check: Check, kind: str, variant: Variant | str, group: str) -> str | None:
+        """Why ``check``'s ``kind`` runs are not attempted (None: they are). A hidden entry says it in
+        hidden_words' fixed words: no number of seconds, no file's text."""
+        hidden = kind == "hidden"
+        if isinstance(variant, str):
+            return NOT_RUN["broken"] if hidden else variant
+        if hidden and check.number in self.public_timeouts:
+            return NOT_RUN["public-timeout"]
+        if group in self.import_hangs:
+            return NOT_RUN["import-hang"] if hidden else (
+                f"Not run: importing your {self.import_hangs[group]} never finished (an earlier check of this part "
+                "shows where it was stuck), so the rest of this part is not attempted.")
+        if self.timeouts.get(group, 0) >= TIMEOUTS_BEFORE_GIVING_UP:
+            return NOT_RUN["timeouts"] if hidden else (
+                f"Not run: {TIMEOUTS_BEFORE_GIVING_UP} earlier checks of this part did not finish in time (see their "
+                "output), so the rest of it is not attempted.")
+        if self.spent.get(group, 0.0) > self.budget(group):
+            return NOT_RUN["budget"] if hidden else (
+                f"Not run (time budget): the earlier checks of this part used up its time ({self.budget(group):.0f} "
+                f"s{self.budget_why(group)}), so the rest of it is not attempted.")
+        if self.time_left() <= 0:
+            return NOT_RUN["time-up"]
+        return None
 
     def budget(self, group: str) -> float:
         """How long a part's checks may take in all (``carve_budgets``)."""
@@ -322,8 +344,9 @@ class Grader:
         for run in runs:
             verdict = self.verdict(check, run, variant, pools, group)
             if verdict:  # a random configuration's label names its features, never its values: shown to the student
-                shown = run.label.startswith(RANDOM_LABEL)
-                return Failed(verdict.text, f"{verdict.what} on {run.label}" if shown else verdict.what, run.key())
+                verdict.label = run.label if run.label.startswith(RANDOM_LABEL) else ""
+                verdict.config = run.key()
+                return verdict
         return None
 
     def verdict(self, check: Check, run: Run, variant: Variant, pools: dict, group: str) -> Failed | None:
@@ -344,12 +367,11 @@ class Grader:
                     going = "the launch" if isinstance(error, LaunchFailed) else "this run"
                     return Failed(message(check, run, f"Stopped (time budget): the grading's time ran out while "
                                                       f"{going} was going (it must end before Gradescope's limit)."),
-                                  "was stopped when the grading's time ran out")
+                                  "stopped")
                 if error.timed_out:
                     self.timeouts[group] = self.timeouts.get(group, 0) + 1
                 if isinstance(error, LaunchFailed):
-                    return Failed(message(check, run, str(error)),
-                                  "did not finish in time" if error.timed_out else "failed in the launch")
+                    return Failed(message(check, run, str(error)), "timeout" if error.timed_out else "launch")
                 if error.timed_out:
                     stuck = self.stuck_importing(error, variant)
                     if stuck:  # every later run of the part imports it again, and would hang the same way
@@ -357,11 +379,11 @@ class Grader:
                 return Failed(message(check, run, scenario_failure(error)), what_failed(error))
             except Exception as error:  # whatever student code made happen is its failure, not the grader's
                 return Failed(message(check, run, f"Your code could not be run to the end ({type(error).__name__}: "
-                                                  f"{str(error)[:300]})."), "could not be run to the end")
+                                                  f"{str(error)[:300]})."), "crashed")
             if key[1] in self.rerun:
                 self.cache[key] = (kwargs, got)
         text = judge(check, Outcome(run, got, ref, mistakes, kwargs))
-        return None if text is None else Failed(text, "gave results that differ from the expected ones")
+        return None if text is None else Failed(text, "differ")
 
     def run_deadline(self, seconds: float) -> float:
         """A run's deadline, never past the grading's own (a run cut short by that says so: ``timed_out``)."""
@@ -426,6 +448,9 @@ class Grader:
 
     # -- the summary ---------------------------------------------------------------------------------------
     def summary(self, entries: list[TestResult]) -> str:
+        """The top-level output every student sees: the entries they can see, part by part (where settings.py
+        hides the hidden inputs' entries, their scores are not summed here either)."""
+        entries = [e for e in entries if e.visibility == "visible"]
         lines = ["Part                          score", "----------------------------  ------------"]
         for part in PART_ORDER:
             mine = [e for e in entries if e.part == part]
@@ -463,34 +488,22 @@ class GradingLaunchPool(LaunchPool, GradingPool):
 
 @dataclass
 class Failed:
-    """How a check's run failed: ``text``, the whole message (a public entry's, and staff's), and ``what``,
-    what went wrong in words that hold nothing of the inputs or of the answers on them (a hidden entry's)."""
+    """How a check's run failed: ``text``, the whole message (a public entry's, and staff's); ``kind``, a key of
+    hidden_words.FAILURES (a hidden entry says that and nothing else of it), and ``label``, the random
+    configuration that failed (its label: features, never values), if it was one."""
 
     text: str
-    what: str
+    kind: str
+    label: str = ""
     config: str = ""  # the run's whole configuration (its key), for staff only
 
 
 def what_failed(error: ScenarioError) -> str:
-    """A scenario's failure, by kind only: no message, traceback or output of the student's code."""
+    """A scenario's failure, by kind only (a key of hidden_words.FAILURES): nothing the student's code chose,
+    not even the name of the exception it raised."""
     first = next((f for kind in ("memory", "output", "raised", "exited", "garbled", "timeout")
                   for f in error.failures if f.kind == kind), error.failures[0])
-    return {"memory": "used too much memory", "output": "printed too much", "exited": "ended a process early",
-            "garbled": "sent something that is not a result", "timeout": "did not finish in time",
-            "raised": f"raised {first.error[:60] or 'an exception'}"}.get(first.kind, "failed")
-
-
-def hidden_message(check: Check, failure: Failed, public: TestResult | None) -> str:
-    """A hidden entry's message: what went wrong, and where the public inputs show it; never the inputs, the
-    student's own messages or output (which could hold them), or the answers on them (handout: grading)."""
-    text = f"Your code fails this check on its hidden inputs: it {failure.what}."
-    if public is not None and public.status != "passed":
-        text += (f" Its public inputs fail too: check {check.number} above shows how, and `make test` (test "
-                 f"{check.slug}) reproduces it on your machine.")
-    elif public is not None:
-        text += (f" Its public inputs pass, so the difference is in what only the hidden ones exercise: read your "
-                 f"code against handout §{check.section} for this check ({check.name}).")
-    return text + " (Hidden inputs and the results expected on them are never shown.)"
+    return first.kind if first.kind in ("memory", "output", "raised", "exited", "garbled", "timeout") else "failed"
 
 
 def hidden_runs_text(runs: tuple[Run, ...]) -> str:
@@ -507,13 +520,6 @@ def memory_cap_mb(reference_peak_mb: float) -> float:
     """A student worker's memory cap for a run: never below what the reference itself needed (a CUDA build of
     torch, say, needs more for everyone), so that nothing on the staff side can zero a whole class."""
     return max(WORKER_MAX_RSS_MB, MEMORY_FACTOR * reference_peak_mb)
-
-
-def substitution_note(variant: Variant) -> str:
-    if not variant.standins:
-        return ""
-    return (f"\n\n(Graded with a stand-in built from torch's own code in place of your {', '.join(variant.standins)}, "
-            "which did not pass its part: a mistake there is not charged twice.)")
 
 
 # -- environments and folders ---------------------------------------------------------------------------------
@@ -678,8 +684,10 @@ def main(argv: list[str] | None = None) -> int:
         output = grader.summary(entries)
     except Exception:
         entries, code = [], 1
-        output = ("autograder error: the autograder itself failed; please tell the course staff.\n\n"
-                  + traceback.format_exc(limit=-6))
+        # Its traceback is staff's (stdout, extra_data): it may hold what student code made happen after a hidden run.
+        extra["error"] = traceback.format_exc(limit=-6)
+        print(extra["error"], flush=True)
+        output = "autograder error: the autograder itself failed; please tell the course staff."
     finally:
         os.chdir(cwd)
     data = write_results(results, entries, output, time.monotonic() - began, extra)
@@ -687,5 +695,6 @@ def main(argv: list[str] | None = None) -> int:
     if layers is not None:
         sandbox.reap_orphans()
     print(output)
-    print(f"\nscore {data['score']} in {data['execution_time']} s; results.json written")  # (its folder may be a
-    return code  # staff tool's temporary one: the tool says where it keeps it)
+    print(f"\nscore {data['score']} in {data['extra_data']['execution_s']} s; results.json written")  # (its folder
+    # may be a staff tool's temporary one: the tool says where it keeps it)
+    return code

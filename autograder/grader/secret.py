@@ -37,3 +37,10 @@ def rng(name: str, secret: str | None = None) -> random.Random:
     """A random generator of its own for ``name`` (a check's number), drawn from the secret."""
     digest = hashlib.sha256(f"{secret or load()}/{name}".encode()).digest()
     return random.Random(int.from_bytes(digest[:8], "big"))
+
+
+def seed(name: str, secret: str | None = None) -> int:
+    """A seed of 256 bits for ``name``, drawn from the secret: what a hidden entry can tell (a few bits each,
+    SECURITY.md) never adds up to it, so the inputs drawn from it cannot be recomputed offline from a few
+    leaked values (a seed of 31 bits once could be: search every one)."""
+    return int.from_bytes(hashlib.sha256(f"{secret or load()}/{name}".encode()).digest(), "big")

@@ -26,7 +26,7 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
-from checks.pool import START_TIMEOUT_S, RankFailure, WorkerPool, _free_port, serve
+from checks.pool import START_TIMEOUT_S, RankFailure, ScenarioError, WorkerPool, _free_port, serve
 
 # torch's DDP machinery (handout §8): the functions are replaced wherever a loaded module holds them, and the
 # classes are disabled in place (their methods raise), so finding them another way (a module's __dict__,
@@ -37,6 +37,10 @@ TRAPPED_FUNCTIONS = (("torch._C._distributed_c10d", "_compute_bucket_assignment_
                      ("torch._C._distributed_c10d", "_register_builtin_comm_hook"))
 TRAPPED_CLASSES = (("torch.nn.parallel.distributed", "DistributedDataParallel"),
                    ("torch._C._distributed_c10d", "Reducer"))
+
+# What check 1.4's store host may allocate beyond what it inherits: the ranks write it a few keys (bytes), but
+# they can write it anything, and it shares Gradescope's 768 MB with the grader (a rank once pushed 600 MB).
+STORE_HEADROOM_MB = 64
 
 # The server's own import paths (its PYTHONPATH: the harness and the grader, host paths): a child drops them,
 # so the code under test resolves imports from the child's own paths only, the same in a jail or not.
@@ -106,6 +110,8 @@ def child_setup(setup: dict) -> None:
         resource.setrlimit(resource.RLIMIT_FSIZE, (size, size))
     code = [p for p in os.environ.get("MINDDP_PATHS", "").split(os.pathsep) if p]
     sys.path[:] = code + [p for p in sys.path if p not in code and p not in SERVER_PATHS]
+    if setup.get("store_host"):  # (before the jail: a chroot has no /proc to read what it holds)
+        cap_data(STORE_HEADROOM_MB)
     if setup.get("jail"):
         from grader import sandbox
         jail = setup["jail"]
@@ -118,6 +124,15 @@ def child_setup(setup: dict) -> None:
     if setup.get("store_host"):
         return store_main
     return launch_main if setup.get("launch") else None
+
+
+def cap_data(headroom_mb: float) -> None:
+    """RLIMIT_DATA: the data this process holds now (inherited from the fork server) plus ``headroom_mb``; the
+    kernel refuses more (malloc fails), whoever asks for it."""
+    with open("/proc/self/status") as f:
+        data_kb = next(int(line.split()[1]) for line in f if line.startswith("VmData:"))
+    limit = data_kb * 1024 + int(headroom_mb * 2**20)
+    resource.setrlimit(resource.RLIMIT_DATA, (limit, limit))
 
 
 def store_main(fd: int, stack_fd: int) -> None:
@@ -188,7 +203,10 @@ class LaunchPool:
         self.fork_workers()
         results = self._collect(deadline_s, "the torchrun launch")
         if self.store is not None:
-            met = self.store.ranks_met(len(results))
+            try:
+                met = self.store.ranks_met(len(results))
+            except ScenarioError:  # the store host died (its memory cap, say): no rank met anyone there
+                met = []
             for result in results:
                 if isinstance(result, dict):
                     result["rendezvous"] = met  # the store's word, whatever the rank's report said

@@ -233,5 +233,7 @@ CASES += ATTACKS
 ON_ISOLATION = ("write-results", "read-hidden", "read-reference", "memory-hog", "ref-loader", "recon-visible",
                 "net-reach", "launch-agent-exec", "launch-deep-tree", "launch-resources", "launch-orphans",
                 "spawn-everything", "persist-between-checks", "memory-after-reply", "launch-no-process-group",
-                "leak-inputs", "answer-table", "thread-bomb", "other-sockets", "nested-too-deep", "slow-everywhere")
+                "leak-inputs", "answer-table", "thread-bomb", "other-sockets", "nested-too-deep", "slow-everywhere",
+                "hidden-class-name", "hidden-newline-name", "hidden-pid-counter", "hidden-clock", "jail-walk",
+                "launch-store-forgery", "launch-store-flood")
 CASES = [replace(c, isolation=True) if c.name in ON_ISOLATION else c for c in CASES]

@@ -3,6 +3,7 @@
     python -m autograder.selftest.runner                          # every case (make selftest runs it via pytest)
     python -m autograder.selftest.runner --cases deadlock,os-exit
     python -m autograder.selftest.runner repeat 20                 # make grade-repeat N=20
+    python -m autograder.selftest.runner write --cases jail-walk --into DIR   # a case's submission, to grade elsewhere
 
 Every case of ``cases.py`` is a submission made at test time from the reference (or the stubs) by one small
 edit. The autograder's source folder is built once; each case is graded by the one grading entry point
@@ -215,6 +216,24 @@ def expectation_problems(case: Case, results: dict, baseline: dict | None) -> li
     return problems
 
 
+def hidden_entry_problems(results: dict) -> list[str]:
+    """Every hidden entry ("N.Mh") says one of the texts of grader/hidden_words.py's fixed words (nothing the
+    student's code chose: no class name, message, count or time), and nothing carries a time measured after
+    a hidden run (no execution_time, top-level or per test: SECURITY.md). Held for every grading."""
+    from checks.registry import public_checks
+    from grader.hidden_words import matches
+    checks, file_of = {c.number: c for c in public_checks()}, files_by_part()
+    problems = [f"results.json has a top-level {key}, measured after the hidden runs" for key in ("execution_time",)
+                if key in results]
+    for test in results.get("tests", []):
+        number, text = str(test.get("number", "")), test.get("output", "")
+        if "execution_time" in test:
+            problems.append(f"test {number} has an execution_time")
+        if number.endswith("h") and not matches(checks[number[:-1]], text, file_of):
+            problems.append(f"hidden entry {number} says what the grader's fixed words cannot: {text[:300]!r}")
+    return problems
+
+
 # -- running cases -------------------------------------------------------------------------------------------
 
 @dataclass
@@ -295,7 +314,8 @@ class SelfTest:
             os.remove(cache)  # ~30 MB per grading: a CI run grades 130 times, and pytest keeps three runs' folders
         problems = list(graded.problems)
         if graded.results is not None:
-            problems += schema_problems(graded.results) + withdrawn_problems(graded.results)
+            problems += schema_problems(graded.results) + withdrawn_problems(graded.results) + \
+                hidden_entry_problems(graded.results)
             if self.baseline is None and case.name == "solutions":
                 self.baseline = graded.results  # the expected score of every test, and the list of tests
             if not problems:
@@ -333,7 +353,7 @@ def comparable(results: dict | None) -> dict | None:
     """results.json without what may differ between identical gradings (times, the uid it picked)."""
     if results is None:
         return None
-    return {k: v for k, v in results.items() if k not in ("execution_time", "extra_data")}
+    return {k: v for k, v in results.items() if k != "extra_data"}
 
 
 def determinism_problems(runs: list[Outcome]) -> list[str]:
@@ -388,7 +408,7 @@ def repeat(n: int, use_cache: bool, python: str = sys.executable) -> int:
     print(f"\n{n} gradings of the solutions (reference pass "
           f"{'cached after the first' if use_cache else 'in every grading'}): scores "
           f"{'identical' if len(scores) == 1 else 'DIFFER'} {sorted(scores, key=str)}; results.json "
-          f"{'identical' if not problems else 'DIFFER'} (ignoring execution_time); time min "
+          f"{'identical' if not problems else 'DIFFER'} (ignoring extra_data); time min "
           f"{min(times):.1f} s, median {statistics.median(times):.1f} s, max {max(times):.1f} s")
     for p in problems:
         print("  " + p)
@@ -402,8 +422,10 @@ def repeat(n: int, use_cache: bool, python: str = sys.executable) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m autograder.selftest.runner", description=__doc__.splitlines()[0])
-    parser.add_argument("command", nargs="?", default="cases", choices=["cases", "repeat", "list"])
+    parser.add_argument("command", nargs="?", default="cases", choices=["cases", "repeat", "list", "write"])
     parser.add_argument("n", nargs="?", type=int, default=20, help="repeat: how many gradings")
+    parser.add_argument("--into", help="write: the folder to write the submission of --cases (one case) into, for "
+                                       "another front door to grade (make limits: gradescope-sim)")
     parser.add_argument("--cases", help="comma-separated case names (default: all)")
     parser.add_argument("--jobs", type=int, default=1, help="cases graded at the same time")
     parser.add_argument("--solutions-runs", type=int, default=1, help="grade the solutions this many times "
@@ -428,6 +450,12 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     if args.command == "repeat":
         return repeat(args.n, args.cache, args.python)
+    if args.command == "write":
+        case = next((c for c in CASES if c.name == args.cases), None)
+        if case is None or not args.into:
+            parser.error("write: --cases NAME (one case) and --into FOLDER")
+        print(make_submission(case, args.into))
+        return 0
     names = args.cases.split(",") if args.cases else [c.name for c in CASES]
     unknown = set(names) - {c.name for c in CASES}
     if unknown:

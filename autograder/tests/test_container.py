@@ -5,6 +5,7 @@ installs runc and moby's defaults first (autograder/install-container-tools.sh).
 
 from __future__ import annotations
 
+import glob
 import json
 import os
 import subprocess
@@ -54,12 +55,17 @@ def test_the_container_is_what_docker_gives_by_default(capabilities):
     assert seen["layers"] == {"names": ["uid", "seccomp", "chroot"], "why_not": [["namespaces", "no CAP_SYS_ADMIN"]]}
 
 
-@pytest.mark.parametrize("submission,score", [("solutions", expected_score("full")), ("stubs", 0.0)])
+@pytest.mark.parametrize("submission,score", [("jail-walk", expected_score("full")), ("stubs", 0.0)])
 def test_make_grade_under_dockers_capabilities(capabilities, submission, score, tmp_path):
-    """The issue this configuration exists for: root without CAP_SYS_ADMIN once refused to grade at all."""
+    """The issue this configuration exists for: root without CAP_SYS_ADMIN once refused to grade at all. The
+    solutions are graded as the self-test's jail-walk (they walk the chroot `make grade` builds, as the
+    student's uid, for anything only root may read: nothing)."""
+    from autograder.selftest import runner
     bounding = ",".join(["-all"] + [f"+{c.removeprefix('CAP_').lower()}" for c in capabilities])
     root = str(tmp_path / "autograder")
-    args = [] if submission == "solutions" else ["--submission", os.path.join(REPOSITORY, "assignment")]
+    walker = next(c for c in runner.CASES if c.name == "jail-walk")
+    args = ["--submission", runner.make_submission(walker, str(tmp_path / "walk"))] if submission == "jail-walk" \
+        else ["--submission", os.path.join(REPOSITORY, "assignment")]
     done = subprocess.run(["setpriv", f"--bounding-set={bounding}", sys.executable, "-m", "autograder.grade",
                            "--keep", root, *args], cwd=REPOSITORY, capture_output=True, text=True, timeout=900)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
@@ -73,3 +79,17 @@ def test_make_grade_under_dockers_capabilities(capabilities, submission, score, 
     staff = next(t for t in results["tests"] if t["name"] == "Integrity report (staff only)")
     assert staff["visibility"] == "hidden" and staff["output"].endswith(
         isolation.replace(f"uid {results['extra_data']['student_uid']} ", "uid of its own "))
+
+
+def test_a_container_in_a_cgroup_leaves_none_behind(capabilities):
+    """runc puts a container with limits below our cgroup in every hierarchy (cgroup v1: blkio, cpuset, devices,
+    freezer, pids, ...) and removes only its own folder: ours must go from each (they once piled up, six
+    folders per grading). Counted by name before and after, so other gradings on the machine do not count."""
+    image = container.Image()
+    try:
+        before = len(glob.glob("/sys/fs/cgroup/*/minddp-limits-*"))
+        ran = image.run(["/bin/true"], {"PATH": "/usr/bin:/bin"}, cpus=0.5, memory_mb=256)
+    finally:
+        image.close()
+    assert ran.exit_code == 0
+    assert ran.cgroups_left == [], f"left behind: {ran.cgroups_left} (of {before} minddp-limits-* folders before)"

@@ -74,7 +74,7 @@ def test_integrity_report_flags_what_could_hide_an_attempt(tmp_path):
                       "torch.distributed.all_reduce = None\nopen('/autograder/source/reference/x')\n"
                       "k = [c for c in object.__subclasses__()]\n")
     found = "\n".join(integrity_findings(str(source), "minddp/reducer.py"))
-    for what in ("reducer.py:1: marshal", "reducer.py:2: exec", "reducer.py:3: getattr with a computed name",
+    for what in ("reducer.py:1: marshal", "reducer.py:2: exec", "reducer.py:3: getattr with an attribute name built",
                  "reducer.py:4: assigns torch.distributed.all_reduce", "'/autograder'", "reducer.py:6: __subclasses__"):
         assert what in found, (what, found)
 
@@ -94,6 +94,59 @@ def test_integrity_report_flags_tables_namespace_writes_sockets_and_the_harness(
                  "bucketing.py:6: writes dist.__dict__['broadcast']", "bucketing.py:7: AF_UNIX",
                  "bucketing.py:8: a literal of 5,000 characters"):
         assert what in found, (what, found)
+
+
+def test_integrity_report_sees_tables_in_prose_aliases_and_names_built_at_run_time(tmp_path):
+    """The red team's blind spots: an answer table in the module's docstring (parsed at run time), torch's
+    functions replaced through an alias of the module however it is made, attribute names built at run time;
+    and check 1.4's evidence written into the store by hand."""
+    table = " ".join(f"{i}:{[i, i + 1]}" for i in range(120))
+    source = tmp_path / "process_group.py"
+    source.write_text(f'"""Bucketing. {table}"""\n'
+                      "import torch.distributed as dist\nimport torch.distributed as tdist\n"
+                      "d = dist\nd.all_reduce = print\n"
+                      "class P:\n    def __init__(self):\n        self.m = [tdist][0]\n"
+                      "    def go(self):\n        self.m.get_rank = print\n"
+                      "def patch(module, value=None):\n    module.broadcast = value\n"
+                      "patch(dist)\n"
+                      "store = d.__getattribute__('TCP' + 'Store')('h', 1)\n"
+                      "s = getattr(d, 'TCPStore')\n"
+                      "store.set(f'default_pg/0//cpu//{0}', 'x')\n"
+                      "t = __doc__\n")
+    found = "\n".join(integrity_findings(str(source), "minddp/process_group.py"))
+    for what in ("process_group.py:1: a string holding 360 numbers", "process_group.py:5: assigns d.all_reduce",
+                 "process_group.py:10: assigns self.m.get_rank", "process_group.py:12: assigns module.broadcast",
+                 "process_group.py:14: __getattribute__ with an attribute name built at run time",
+                 "process_group.py:15: TCPStore (talks to a rendezvous store", "string mentioning 'default_pg'",
+                 "process_group.py:17: __doc__", "never calls torch.distributed's init_process_group"):
+        assert what in found, (what, found)
+    quiet = tmp_path / "reducer.py"  # what the reference's own code does must stay quiet
+    quiet.write_text("import torch\nimport torch.distributed as dist\nt = torch.zeros(3)\nt.grad = None\n"
+                     "group = dist.group.WORLD if True else None\nfor p in [t]:\n    p.grad = t\n")
+    assert [f for f in integrity_findings(str(quiet), "minddp/reducer.py") if "t.grad" in f or "p.grad" in f] == []
+
+
+# -- a hidden entry's words --------------------------------------------------------------------------------
+
+def test_hidden_entries_speak_only_the_graders_words():
+    """A hidden entry's text is a function of grader-owned choices alone: an exception's class, message or a
+    number of the student's never changes it; what one can say is bounded, and SECURITY.md states the bound."""
+    from grader import hidden_words
+    from tools.student.course import load_student_files
+    checks = {c.number: c for c in public_checks()}
+    file_of = {str(f.part): f.path for f in load_student_files(os.path.join(REPO, "solutions", "student_files.json"))}
+    check = checks["3.3"]
+    label = hidden_words.random_labels("3.3")[0]
+    text = hidden_words.hidden_message(check, "raised", label, public_failed=False)
+    assert "raised an exception on " + label in text and hidden_words.matches(check, text, file_of)
+    for forged in (text.replace("an exception", "LEAK_4_1_2"), text + "\nTotal (bonus is extra) 110.0 / 100.0",
+                   text.replace(label, label.replace("random configuration", "random configuration 9999: x\ny"))):
+        assert not hidden_words.matches(check, forged, file_of), forged
+    entries, total, most = hidden_words.bits(list(checks.values()), file_of)
+    with open(os.path.join(REPO, "autograder", "SECURITY.md"), encoding="utf-8") as f:
+        security = f.read()
+    stated = f"at most {most:.1f} bits per entry, {total:.0f} bits over the {entries} hidden entries of one grading"
+    assert stated in security, f"SECURITY.md's residual risks must say: {stated!r} (hidden_words.bits changed)"
 
 
 # -- staging: regular files only, found by one rule ----------------------------------------------------------
@@ -217,7 +270,8 @@ def test_results_are_complete_clipped_plain_and_atomic(tmp_path):
     assert data["output_format"] == data["test_output_format"] == "text"
     assert all(t["output_format"] == t["name_format"] == "text" for t in data["tests"])
     assert data["tests"][3]["output"] == "[2Jred" and "\x1b" not in data["tests"][3]["name"]
-    assert data["output"] == "summary" and data["extra_data"] == {"student_uid": 7}
+    assert data["output"] == "summary" and data["extra_data"] == {"student_uid": 7, "execution_s": 1.0}
+    assert "execution_time" not in data, "a time measured after the hidden runs is staff's (extra_data) alone"
     assert json.loads(open(path).read()) == data
     assert os.listdir(tmp_path / "results") == ["results.json"], "no temporary file left behind"
     assert clip("short", 100) == "short" and plain("a\tb\nc") == "a\tb\nc"

@@ -2,7 +2,7 @@
 
 The source folder is built once and the reference pass is computed once (by the first grading of the
 solutions) and reused; deadlines are the grader's own. The solutions are graded three times: their
-results.json must be identical (except execution_time and extra_data).
+results.json must be identical (except extra_data: times, the uid).
 
 Knobs (environment): SELFTEST (which cases: "fast", the default of `make test`: the solutions and the stubs;
 "all"; "isolation": those whose outcome rests on the isolation layers (``Case.isolation``) and the fast ones;
@@ -85,3 +85,25 @@ if UPLOADS_SELECTED:  # (no empty parametrisation: pytest would report it as a s
         outcome = uploads_graded[name]
         assert outcome.passed, (f"upload attack {name!r} ({outcome.case.about}):\n  - " + "\n  - ".join(outcome.problems)
                                 + f"\n\nthe grader's log ends with:\n{outcome.graded.log[-1500:]}")
+
+
+def test_the_jail_walk_finds_what_only_root_may_read(tmp_path):
+    """jail-walk's walker (run by a worker, as the student's uid) names a copy of the secret, of the reference
+    cache and of a grader file, wherever it is and whatever its name; a tree without them passes."""
+    from autograder.selftest.attacks import environment
+    walker: dict = {"__file__": str(tmp_path / "own" / "answers.py")}  # (its own folder is skipped)
+    exec(compile(environment.JAIL_WALK.replace("_walk_the_jail(FORBIDDEN)", ""), "jail_walk", "exec"), walker)
+    forbidden = environment.forbidden_files()
+    for n in range(3):
+        (tmp_path / f"harmless-{n}.txt").write_text("nothing to see\n" * (n + 1))
+    walker["_walk_the_jail"](forbidden, str(tmp_path), least=3)
+    planted = {"venv/.setup-kept-elsewhere": "0123456789abcdef" * 4 + "\n",
+               "venv/lib/cache.json": '{"fingerprint": {"format": 3}}' + " " * (2 << 20),
+               "venv/share/copy.py": open(os.path.join(selftest.AUTOGRADER, "grader", "hidden.py")).read(),
+               "venv/reference-cache.json.old": "{}"}
+    for path, text in planted.items():
+        (tmp_path / path).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / path).write_text(text)
+    with pytest.raises(AssertionError) as raised:
+        walker["_walk_the_jail"](forbidden, str(tmp_path), least=3)
+    assert all(str(tmp_path / path) in str(raised.value) for path in planted), raised.value

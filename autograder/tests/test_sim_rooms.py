@@ -145,26 +145,35 @@ def test_the_docker_image_has_its_own_autograder_whatever_this_machine_has():
             os.rmdir(planted)
 
 
-def test_privileged_after_a_killed_run():
+def walking_solutions(folder: str) -> str:
+    """The solutions whose answers.py walks everything its worker can see, as the student's uid, and fails on any
+    readable root-only file (the self-test's case jail-walk): full marks only in a room that hides them."""
+    return subprocess.run([sys.executable, "-m", "autograder.selftest.runner", "write", "--cases", "jail-walk",
+                           "--into", os.path.join(folder, "walk")], cwd=REPO, check=True, capture_output=True,
+                          text=True).stdout.strip()
+
+
+def test_privileged_after_a_killed_run(tmp_path):
     """In /autograder, as a TA's `make gradescope-sim CONFIG=privileged` (or the fallback where this machine's
     /autograder is not the tool's): setup.sh afresh, a grading of the stubs killed once begun, then the
-    solutions at Gradescope's limits."""
+    solutions at Gradescope's limits (their answers.py walking the jail: nothing root-only may be readable)."""
     root = sim.Privileged.default_root()
     kill_mid_grading(["--config", "privileged", "--root", root], os.path.join(root, "results", "results.json"))
     left = freeze(processes_tagged(sim.SIM_ROOT, root))
     assert left, "the killed run's grader did not outlive it: nothing was tested"
     groups = sim.limits_cgroups(left)
     assert groups, "the killed run's grader was in no cgroup of Gradescope's limits"
-    done = simulate("--config", "privileged", "--root", root, "--reuse-setup", "--submission", "solutions",
-                    "--expect", "full")
+    done = simulate("--config", "privileged", "--root", root, "--reuse-setup", "--submission",
+                    walking_solutions(str(tmp_path)), "--expect", "full")
     expect_full_marks(done)
     assert "ending" in done.stderr and processes_tagged(sim.SIM_ROOT, root) == []
     assert not [group for group in groups if os.path.exists(group)]  # nor its cgroups
 
 
-def test_docker_after_a_killed_run():
+def test_docker_after_a_killed_run(tmp_path):
     """The image of `make docker` (kept in dist/gradescope-image), this machine now having an /autograder: a
-    grading of the stubs killed once begun, then the solutions at Gradescope's limits."""
+    grading of the stubs killed once begun, then the solutions at Gradescope's limits (their answers.py walking
+    the jail)."""
     results = os.path.join(IMAGE, "disk", "image", "autograder", "results", "results.json")
     kill_mid_grading(["--config", "docker", "--image", IMAGE, "--reuse-setup"], results)
     state = os.path.join(IMAGE, "disk", "runc")
@@ -174,8 +183,8 @@ def test_docker_after_a_killed_run():
         init = started(json.load(f)["init_process_pid"])
     assert init[1] is not None, "the killed run's container did not outlive it: nothing was tested"
     assert freeze(container_processes(os.path.join(state, containers[0], "state.json")))
-    expect_full_marks(simulate("--config", "docker", "--image", IMAGE, "--reuse-setup", "--submission", "solutions",
-                               "--expect", "full"))
+    expect_full_marks(simulate("--config", "docker", "--image", IMAGE, "--reuse-setup", "--submission",
+                               walking_solutions(str(tmp_path)), "--expect", "full"))
     assert started(init[0]) != init, f"the killed run's container (pid {init[0]}) still runs"
     namespaces = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
     assert not [name for name in containers if name in namespaces]

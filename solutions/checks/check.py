@@ -29,8 +29,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from checks.claims import audited
 from checks.causes import error_hint
+from checks.claims import audited
 
 ANSWER, NONE = "answer", "none"
 DEADLINE_FLOOR_S = 15.0  # a run may take this long, plus DEADLINE_FACTOR times what the reference took

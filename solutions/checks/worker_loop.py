@@ -81,10 +81,24 @@ def worker_main(fd: int, stack_fd: int) -> None:
 
 
 def _error_report(error: BaseException) -> dict:
+    """An exception as data: its class's name, its text, the end of its traceback (what a public entry shows;
+    a hidden entry says only "raised an exception"). Building it never raises, whatever the class does (a
+    ``__str__`` that raises, a metaclass whose ``__name__`` is not a string): the run is then still a failure
+    reported by the rank, never a rank that died."""
     tb = error.__traceback__
     while tb is not None and tb.tb_frame.f_code.co_filename in LOOP_FILES:  # the worker loop is not the story
         tb = tb.tb_next
-    where = steady("".join(traceback.format_exception(type(error), error, tb, limit=-12)))
-    during = getattr(error, "raised_during", None)  # a scenario's word on where it was (its training step)
-    message = steady(str(error))[:TAIL_CHARS] + (f" [raised in {during}]" if isinstance(during, str) else "")
-    return {"error": type(error).__name__, "message": message, "where": where[-2 * TAIL_CHARS:]}
+    where = _text(lambda: steady("".join(traceback.format_exception(type(error), error, tb, limit=-12))))
+    during = _text(lambda: getattr(error, "raised_during", ""))  # a scenario's word on where it was (its step)
+    message = _text(lambda: steady(str(error)))[:TAIL_CHARS] + (f" [raised in {during}]" if during else "")
+    return {"error": _text(lambda: type(error).__name__) or "an exception", "message": message,
+            "where": where[-2 * TAIL_CHARS:]}
+
+
+def _text(make: Callable[[], object]) -> str:
+    """``make()`` if it gives a string, else ""; "(its text cannot be shown)" if it raises."""
+    try:
+        text = make()
+    except BaseException:  # noqa: BLE001 - student code's __str__, __getattr__ or metaclass: any exception at all
+        return "(its text cannot be shown)"
+    return text if isinstance(text, str) else ""

@@ -15,6 +15,7 @@ One module a boundary under attack, each with its ``ATTACKS``:
     worker          the worker's sandbox: processes, syscalls, socket families, state left between checks
     resources       time, memory, threads, disk
     verdict         what the checks conclude: hidden inputs, the probe's store, results.json's text, odd failures
+    leaks           the way from a hidden run to what the student sees: exception names, the pid counter, the clock
     upload          the upload itself (links, devices, crafted zips), which ``Case.edits`` cannot express:
                     ``UPLOADS``, graded by ``grade_uploads.py`` (the runner does not know them yet)
 
@@ -24,7 +25,7 @@ One module a boundary under attack, each with its ``ATTACKS``:
 
 from __future__ import annotations
 
-from autograder.selftest.attacks import channel, environment, resources, torch_ddp, torchrun, verdict, worker
+from autograder.selftest.attacks import channel, environment, leaks, resources, torch_ddp, torchrun, verdict, worker
 
 # The order the self-test grades and reports them in (the order they were written in, before the split).
 ORDER = (
@@ -44,6 +45,9 @@ ORDER = (
     "persist-between-checks",  # worker
     "all-parts-hang", "slow-not-hanging", "slow-everywhere", "memory-after-reply", "worker-log-fill",  # resources
     "weird-failures", "pg-raises-naming-all", "ddp-raises-expected-message",  # verdict
+    "hidden-class-name", "hidden-newline-name", "hidden-pid-counter", "hidden-clock",  # leaks
+    "jail-walk",  # environment
+    "launch-store-forgery", "launch-store-flood",  # torchrun
 )
 
 
@@ -57,4 +61,4 @@ def _in_order(*modules) -> list:
     return [by_name[name] for name in ORDER]
 
 
-ATTACKS: list = _in_order(environment, torch_ddp, channel, torchrun, worker, resources, verdict)
+ATTACKS: list = _in_order(environment, torch_ddp, channel, torchrun, worker, resources, verdict, leaks)

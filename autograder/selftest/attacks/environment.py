@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import os
 
-from autograder.selftest.attacks.shared import ANSWERS, EVERY_PART, PIDS, REPO, absent, stub
+from autograder.selftest.attacks.shared import ANSWERS, EVERY_PART, PIDS, REPO, absent, solution, stub
 from autograder.selftest.kinds import BUCKETING, PROCESS_GROUP, REDUCER, Case
 
 # ============================================================================================================
@@ -242,6 +242,87 @@ _net_probe()
 '''
 
 
+# ============================================================================================================
+# The jail, walked as the student's uid: nothing only root may read is in it, in any configuration
+# ============================================================================================================
+
+def forbidden_files() -> dict:
+    """What only root may read, as the walker recognises a copy of it: the size and sha256 of every file of the
+    grader's package (the hidden inputs' code among them) and of the reference solution, but those the release
+    holds too (students have them)."""
+    import hashlib
+
+    from autograder.assemble import release_files
+    released = {hashlib.sha256(data).hexdigest() for data in release_files().values()}
+    found: dict[str, int] = {}
+    for folder in (os.path.join(REPO, "autograder", "grader"), os.path.join(REPO, "solutions", "minddp"),
+                   os.path.join(REPO, "solutions", ANSWERS)):
+        paths = [folder] if os.path.isfile(folder) else [os.path.join(folder, n) for n in sorted(os.listdir(folder))]
+        for path in paths:
+            if not path.endswith((".py", ".json")):
+                continue
+            with open(path, "rb") as f:
+                data = f.read()
+            if data and hashlib.sha256(data).hexdigest() not in released:
+                found[hashlib.sha256(data).hexdigest()] = len(data)
+    return {"sizes": sorted(set(found.values())), "digests": sorted(found)}
+
+
+# Every readable file of the worker's file system (its own code folder aside), against what only root may
+# read: a copy of the grader's or the reference's files (by content), of the hidden inputs' secret (64 hex
+# digits), of the reference cache (its first bytes), or a file of their names. Any: import fails, saying which.
+JAIL_WALK = r'''
+
+
+def _walk_the_jail(forbidden, top="/", least=1000):
+    import hashlib
+    import os
+    import re
+    own = os.path.dirname(os.path.abspath(__file__))
+    sizes, digests = set(forbidden["sizes"]), set(forbidden["digests"])
+    found, seen, folders = [], 0, [top]
+    while folders:
+        try:
+            entries = list(os.scandir(folders.pop()))
+        except OSError:
+            continue
+        for entry in entries:
+            if entry.path in ("/proc", "/sys", "/dev", own):
+                continue
+            try:
+                if entry.is_dir(follow_symlinks=False):
+                    folders.append(entry.path)
+                    continue
+                if not entry.is_file(follow_symlinks=False):
+                    continue
+                size = entry.stat(follow_symlinks=False).st_size
+            except OSError:
+                continue
+            seen += 1
+            named = "hidden-secret" in entry.name or "reference-cache" in entry.name
+            if not (named or size in sizes or size in (64, 65) or size > 1 << 20):
+                continue
+            try:
+                with open(entry.path, "rb") as f:
+                    data = f.read(16 if size > 1 << 20 and size not in sizes else size)
+            except OSError:
+                continue  # not readable: as it must be
+            if named or hashlib.sha256(data).hexdigest() in digests or re.fullmatch(rb"[0-9a-f]{64}\n?", data) \
+                    or data.startswith(b'{"fingerprint"'):
+                found.append(entry.path)
+    if found or seen < least:  # (a walk that saw less than the Python installation walked nothing)
+        raise AssertionError(f"JAIL-WALK: of {seen} files, these are root's only: {found[:20]}")
+
+
+_walk_the_jail(FORBIDDEN)
+'''
+
+
+def walker_answers() -> str:
+    """answers.py of the solutions, walking the jail when a worker imports it (Part 6: once per grading)."""
+    return solution(ANSWERS) + f"\n\nFORBIDDEN = {forbidden_files()!r}\n" + JAIL_WALK
+
+
 LOADER_ABOUT = ("stubs whose process_group.py, reducer.py and answers.py are loaders: each searches what a "
                 "worker can read (paths on the grader's command lines, /proc/*/cwd, well-known folders, a walk "
                 "of /) for the reference's copy of itself (source or .pyc) and execs it; nothing may score")
@@ -262,5 +343,9 @@ ATTACKS: list = [
          "loopback services, raw sockets and every Unix socket file it can find", start="stubs",
          edits={BUCKETING: stub(BUCKETING) + NET_PROBE}, zero=EVERY_PART, full=(), score=(0, 0),
          says={"2": "NETPROBE"}, check=absent("REACHED", why="a worker reached something beyond its own loopback")),
+    Case("jail-walk", "the solutions, whose answers.py walks the whole file system its worker sees, as the student's "
+         "uid, and fails on any file it can read that only root may (the grader's or the reference's files, the "
+         "secret, the reference cache, by content or name): none, in either configuration (make limits walks "
+         "gradescope-sim's privileged one too)", edits={ANSWERS: walker_answers}, checks=("6.1",), hostile=False),
 
 ]

@@ -31,8 +31,8 @@ def upload_outcomes(test, uploads: list, jobs: int = 2) -> list:
         graded = test.grade_in(folder, test.copy_cache(folder))
         problems = list(graded.problems)
         if graded.results is not None:
-            problems += runner.schema_problems(graded.results) or runner.expectation_problems(
-                upload.case, graded.results, test.baseline)
+            problems += runner.schema_problems(graded.results) + runner.hidden_entry_problems(graded.results) or \
+                runner.expectation_problems(upload.case, graded.results, test.baseline)
         return runner.Outcome(upload.case, graded, problems)
 
     with ThreadPoolExecutor(max_workers=jobs) as pool:

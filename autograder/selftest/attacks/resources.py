@@ -146,8 +146,8 @@ ATTACKS: list = [
          edits={path: [(AT_END, "\n\nimport time as _time\n_time.sleep(6)\n")] for path in
                 (PROCESS_GROUP, BUCKETING, REDUCER, DDP, TIMELINE, ANSWERS)},
          full=(), score=(1, 109), says={"2": "Not run (time budget)"}, time_limit_s=180, waits=True,
-         check=lambda results, isolated: [] if results.get("execution_time", 999) < 180 else
-         [f"the grading took {results.get('execution_time')} s, past its 180 s limit"]),
+         check=lambda results, isolated: [] if results["extra_data"].get("execution_s", 999) < 180 else
+         [f"the grading took {results['extra_data'].get('execution_s')} s, past its 180 s limit"]),
     Case("memory-after-reply", "rank 0 allocates 1 GiB in a thread right after it replied, while rank 1 "
          "still trains: the memory watch must look at every rank until all have replied",
          edits={REDUCER: [(AT_END, MEMORY_AFTER_REPLY),

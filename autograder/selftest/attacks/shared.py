@@ -84,6 +84,23 @@ def output_of(number: str, must_contain: str, why: str) -> Callable:
     return check
 
 
+def hidden_entries_show_nothing_of_the_student(marker: str) -> Callable:
+    """No hidden entry ("N.Mh") shows text the student's code produced (``marker`` is in all of it), and each
+    failed hidden entry says what kind of failure it was, in the grader's own words."""
+    def check(results: dict, isolated: bool) -> list:
+        problems = []
+        for test in results.get("tests", []):
+            number, text = str(test.get("number", "")), test.get("output", "")
+            if not number.endswith("h"):
+                continue
+            if marker in text:
+                problems.append(f"hidden entry {number} shows what the student's code said: {text[:300]!r}")
+            elif test.get("status") == "failed" and "hidden inputs" not in text and "Not run" not in text:
+                problems.append(f"hidden entry {number} does not say what failed: {text[:300]!r}")
+        return problems
+    return check
+
+
 def all_of(*checks: Callable) -> Callable:
     def check(results: dict, isolated: bool) -> list:
         return [p for c in checks for p in c(results, isolated)]

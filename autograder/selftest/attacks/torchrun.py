@@ -78,6 +78,44 @@ def init_process_group(backend=None, timeout=DEFAULT_TIMEOUT):
     return env
 '''
 
+# No process group either, but the evidence check 1.4 asks for: the ranks write gloo's key into the rendezvous
+# store themselves, as a group would, trade their numbers through it, and answer the probe through an alias of
+# torch.distributed. Nothing outside the ranks can tell (SECURITY.md: the residual); the integrity report shows it.
+STORE_FORGERY_INIT = r'''
+def init_process_group(backend=None, timeout=DEFAULT_TIMEOUT):
+    env = read_torchrun_env()
+    mine = float(os.environ.get("MINDDP_PROBE_VALUE", env.rank + 1))
+    store = dist.TCPStore(env.master_addr, env.master_port, is_master=False, timeout=timeout)
+    store.set(f"default_pg/0//cpu//{env.rank}", "forged")
+    store.set(f"forged/{env.rank}", repr(mine))
+    total = sum(float(store.get(f"forged/{r}").decode()) for r in range(env.world_size))
+    d = dist
+    d.all_reduce = lambda tensor, *args, **kwargs: tensor.fill_(total)
+    d.get_rank = lambda *args, **kwargs: env.rank
+    d.get_backend = lambda *args, **kwargs: backend
+    d.is_initialized = lambda: False
+    return env
+'''
+
+# Rank 0 pushes 600 MB into the rendezvous store, whose host shares Gradescope's 768 MB with the grader, then
+# joins the group as it should; it says STORE-UNBOUNDED if the store took it all.
+STORE_FLOOD_INIT = r'''
+def init_process_group(backend=None, timeout=DEFAULT_TIMEOUT):
+    env = read_torchrun_env()
+    if env.rank == 0:
+        store = dist.TCPStore(env.master_addr, env.master_port, is_master=False, timeout=timedelta(seconds=10))
+        chunk = b"x" * (4 << 20)  # (the store refuses a value over 8 MB)
+        try:
+            for i in range(150):
+                store.set(f"flood/{i}", chunk)
+        except Exception:
+            pass
+        else:
+            raise RuntimeError("STORE-UNBOUNDED: the rendezvous store took 600 MB")
+    dist.init_process_group(backend, init_method="env://", rank=env.rank, world_size=env.world_size, timeout=timeout)
+    return env
+'''
+
 # The agent unpickles the rendezvous state it keeps in its TCPStore every second; a rank can set it.
 AGENT_PAYLOAD = r'''
 import ctypes, os
@@ -278,6 +316,18 @@ ATTACKS: list = [
          check=all_of(tests_fail("1.4"), tests_pass("1.1", "1.2", "1.3"),
                       output_of("0.1", "vars (reads or writes a namespace", "the report must show vars()"),
                       output_of("0.1", "AF_UNIX", "the report must show the Unix socket"))),
+    Case("launch-store-forgery", "init_process_group makes no process group, but the ranks write gloo's "
+         "default_pg keys into the rendezvous store themselves and trade their numbers through it, and replace "
+         "torch.distributed's functions through an alias: check 1.4 cannot tell (the residual SECURITY.md states: "
+         "2 points), the integrity report shows each step",
+         edits={PROCESS_GROUP: [Function("init_process_group", STORE_FORGERY_INIT)]}, checks=("1.4",), full=(),
+         check=all_of(*(output_of("0.1", words, "the integrity report must show the forgery") for words in (
+             "TCPStore (talks to a rendezvous store", "string mentioning 'default_pg'", "assigns d.all_reduce",
+             "never calls torch.distributed's init_process_group")))),
+    Case("launch-store-flood", "rank 0 of check 1.4 pushes 600 MB into the rendezvous store before joining: the "
+         "store host's memory is capped, so it refuses them (and still hosts the ranks' process group: 1.4 passes), "
+         "and the grading never runs short", edits={PROCESS_GROUP: [Function("init_process_group", STORE_FLOOD_INIT)]},
+         checks=("1.4",), check=absent("STORE-UNBOUNDED", why="the store host's memory is unbounded")),
     Case("launch-agent-exec", "rank 0 of check 1.4 looks in /proc/net/tcp for a torchrun agent's rendezvous "
          "store to set a pickle as its state (an agent would unpickle it without seccomp); the grader's ranks "
          "replay torchrun's environment, so there must be no agent to find",

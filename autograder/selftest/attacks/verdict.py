@@ -5,7 +5,6 @@ odd failures and values, and messages a check could take for the work itself."""
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
 
 from autograder.selftest.attacks.shared import (
     ANSWERS,
@@ -14,6 +13,7 @@ from autograder.selftest.attacks.shared import (
     TIMELINE,
     _no_control_characters,
     all_of,
+    hidden_entries_show_nothing_of_the_student,
     output_of,
     stub,
     tests_fail,
@@ -43,23 +43,6 @@ def ring_allreduce_time(nbytes, world_size, alpha, beta):
     print(said, flush=True)
     raise ValueError(said)
 '''
-
-
-def hidden_entries_show_nothing_of_the_student(marker: str) -> Callable:
-    """No hidden entry ("N.Mh") shows text the student's code produced (``marker`` is in all of it), and each
-    failed hidden entry says what kind of failure it was, in the grader's own words."""
-    def check(results: dict, isolated: bool) -> list:
-        problems = []
-        for test in results.get("tests", []):
-            number, text = str(test.get("number", "")), test.get("output", "")
-            if not number.endswith("h"):
-                continue
-            if marker in text:
-                problems.append(f"hidden entry {number} shows what the student's code said: {text[:300]!r}")
-            elif test.get("status") == "failed" and "hidden inputs" not in text and "Not run" not in text:
-                problems.append(f"hidden entry {number} does not say what failed: {text[:300]!r}")
-        return problems
-    return check
 
 
 def _reference_bucketing():
@@ -186,8 +169,10 @@ ATTACKS: list = [
          check=hidden_entries_show_nothing_of_the_student("LEAK<")),
     Case("answer-table", "bucketing.py is the stub plus a table of the reference's answers to every input known in "
          "advance (the public ones, the hidden lists once fixed, the release's random_cases at the seed once used): "
-         "the public entries pass, the hidden ones, drawn from the grader's secret, cannot; the report shows the table",
-         edits={BUCKETING: answer_table}, full=("1", "3", "4", "5", "6", "A", "B"),
+         "the public entries pass, the hidden ones, drawn from the grader's secret, cannot; the report shows the table. "
+         "(The later parts' public entries run it too, since Part 2's public entries pass: every public run comes "
+         "before any hidden one, so only their hidden twins can use the stand-in)",
+         edits={BUCKETING: answer_table}, full=("1", "3", "6"),
          check=all_of(tests_pass("2.1", "2.2", "2.3", "2.4"), tests_fail("2.1h", "2.2h", "2.3h", "2.4h", "2.5h"),
                       output_of("0.1", "a literal table of", "the integrity report must show the table"))),
 
