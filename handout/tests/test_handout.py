@@ -292,6 +292,34 @@ def test_a_recipe_in_the_main_text_would_be_found():
     assert leaked_lines(main_text() + re.sub(r"\s+", "", code)) == [f"{where}: {code}"]
 
 
+def experiment_findings() -> list[str]:
+    """What the reference's experiments find on the lecture's models, as the handout would print it (ms with one
+    and two decimals, ratios and efficiencies with three): Part 6 asks students for these (Q6, Q11)."""
+    from minddp import timeline as tl
+    resnet, bert = tl.resnet50_model(), tl.bert_large_model()
+    seconds = [p["step_s"] for m in (resnet, bert) for p in tl.bucket_cap_sweep(m)["points"]]
+    seconds += [row["step_s"] for row in tl.registration_order_effect(bert).values()]
+    seconds += [row[key] for row in tl.first_bucket_effect(resnet).values() for key in ("step_s", "first_comm_start_s")]
+    seconds += [tl.best_bucket_plan(m)[1] for m in (resnet, bert)]
+    ratios = [row[key] for m in (resnet, bert) for row in tl.weak_scaling(m)[1:] for key in ("slowdown", "efficiency")]
+    ratios += [tl.skip_sync_speedup(m)["speedup"] for m in (resnet, bert)]
+    lecture = {f"{number:g}" for _, _, number in tl.lecture_comparison()}  # the lecture's own numbers may be quoted
+    found = {f"{s * 1e3:.2f}" for s in seconds} | {f"{s * 1e3:.1f}" for s in seconds} | {f"{r:.3f}" for r in ratios}
+    return sorted(text for text in found - lecture if float(text) not in (0.0, 1.0))
+
+
+def test_the_handout_prints_no_finding_of_the_experiments():
+    """Part 5's experiments are the students' to run and Part 6 asks what they found: the handout (its sources,
+    generated ones included) must not print what the reference finds."""
+    findings = experiment_findings()
+    assert len(findings) > 40, findings
+    sources = "".join(open(path, encoding="utf-8").read() for path in contract.tex_files() + sorted(
+        os.path.join(HANDOUT, "generated", n) for n in os.listdir(os.path.join(HANDOUT, "generated"))
+        if n.endswith((".tex", ".txt"))))
+    printed = [text for text in findings if re.search(rf"(?<![\d.]){re.escape(text)}(?![\d])", sources)]
+    assert not printed, f"the handout prints what the reference's experiments find: {printed}"
+
+
 # -- numbers ----------------------------------------------------------------------------------------------------
 
 def test_generated_numbers_and_figure_data_match_the_reference_code():
