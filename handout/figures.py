@@ -170,7 +170,8 @@ def points_tex() -> str:
 
 def listing(command: str, output: str) -> str:
     """A shell command and what it printed, as a verbatim block of the handout."""
-    return "\n".join([HEADER, "\\begin{lstlisting}[language={}]", f"$ {command}", output.rstrip(), "\\end{lstlisting}", ""])
+    return "\n".join([HEADER, "\\begin{lstlisting}[language={},breaklines=true]", f"$ {command}", output.rstrip(),
+                      "\\end{lstlisting}", ""])
 
 
 def probe_buckets_tex() -> str:
