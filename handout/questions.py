@@ -17,8 +17,6 @@ from tools import student_side
 
 student_side()  # the data the checks read too (Q1, Q2), and what the reference's code gives for them
 from checks.written import (  # noqa: E402
-    PREDICTION_CAP_MB,
-    PREDICTION_WORLD_SIZE,
     Q1_GPUS_PER_NODE,
     Q1_LOCAL_RANK,
     Q1_NODE,
@@ -30,8 +28,6 @@ from checks.written import (  # noqa: E402
     q1_from_code,
     q2_from_code,
     q6_from_code,
-    q9_terms_from_code,
-    q10_from_code,
     q11_from_code,
 )
 
@@ -154,9 +150,9 @@ def reference_answers() -> dict[str, Any]:
     from checks import part6
     measured = solution.q8_measurements()
     answers["q8_measurements"] = measured
-    alpha, beta = part6.fit_alpha_beta(measured["allreduce_s"], q9_terms_from_code(measured))
+    alpha, beta = part6.fit_alpha_beta(measured["allreduce_s"], measured["world_size"])
     answers["q9_alpha_beta"] = (alpha, beta)
-    answers["q10_predictions"] = q10_from_code(measured, alpha, beta)
+    answers["q10_predictions"] = part6.predictions(measured, alpha, beta)
     del torch
     return answers
 
@@ -182,7 +178,7 @@ def measure_macros() -> dict[str, Any]:
         "QnineRtolPct": f"{part6.FIT_RTOL * 100:g}", "QnineAlphaLow": power(part6.ALPHA_RANGE_S[0]),
         "QnineAlphaHigh": power(part6.ALPHA_RANGE_S[1]), "QnineBetaLow": power(part6.BETA_RANGE_BYTES_PER_S[0]),
         "QnineBetaHigh": power(part6.BETA_RANGE_BYTES_PER_S[1]),
-        "QtenK": PREDICTION_WORLD_SIZE, "QtenCapMB": PREDICTION_CAP_MB,
+        "QtenK": part6.PREDICTION_WORLD_SIZE, "QtenCapMB": part6.PREDICTION_CAP_MB,
     }
 
 

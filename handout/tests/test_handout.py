@@ -350,13 +350,17 @@ def test_answers_equal_what_the_reference_code_computes():
 
 
 def test_the_model_of_q10_is_the_timeline_models():
-    """Q10 is ResNet-50's step on the lecture's cluster: the question's numbers are minddp.timeline's, and the
-    backward time that names a mistake ("the communication alone") is the model's."""
-    from checks import part6, written
+    """Q10's check recomputes ResNet-50's no-overlap steps in closed form from these numbers: they must be
+    minddp.timeline's (the answers test compares the results; this names the number that drifted)."""
+    from checks import part6
     from minddp import timeline
-    assert written.PREDICTION_WORLD_SIZE == timeline.LECTURE_WORLD_SIZE
-    assert written.PREDICTION_CAP_MB * timeline.MB == timeline.LECTURE_BUCKET_CAP_BYTES
-    assert math.isclose(part6.RESNET50_BACKWARD_MS, timeline.RESNET50_BACKWARD_S * 1e3, rel_tol=1e-12)
+    resnet = timeline.resnet50_model()
+    limits = [part6.PREDICTION_CAP_MB * timeline.MB]
+    assert part6.PREDICTION_WORLD_SIZE == timeline.LECTURE_WORLD_SIZE
+    assert math.isclose(part6.RESNET50_BACKWARD_MS, resnet.backward_time * 1e3, rel_tol=1e-12)
+    assert part6.RESNET50_GRAD_BYTES == timeline.model_bytes(resnet.shapes)
+    assert part6.RESNET50_TENSORS == len(resnet.shapes)
+    assert part6.RESNET50_BUCKETS == resnet.step(part6.PREDICTION_WORLD_SIZE, limits).num_buckets
 
 
 # -- the PDF ------------------------------------------------------------------------------------------------------

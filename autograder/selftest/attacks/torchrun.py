@@ -99,6 +99,18 @@ def init_process_group(backend=None, timeout=DEFAULT_TIMEOUT):
 
 # Rank 0 pushes 600 MB into the rendezvous store, whose host shares Gradescope's 768 MB with the grader, then
 # joins the group as it should; it says STORE-UNBOUNDED if the store took it all.
+# What the solutions' init_process_group does before joining (handout §1, check 1.4's nccl input), for the cases
+# below that replace it with an attack: the attack is the case's, the rest of the function stays the solutions'.
+CHOOSE_BACKEND = r'''
+
+def _backend(env, backend):
+    if backend is None:
+        backend = "nccl" if torch.cuda.is_available() else "gloo"
+    if backend == "nccl":
+        torch.cuda.set_device(env.local_rank)
+    return backend
+'''
+
 STORE_FLOOD_INIT = r'''
 def init_process_group(backend=None, timeout=DEFAULT_TIMEOUT):
     env = read_torchrun_env()
@@ -112,7 +124,8 @@ def init_process_group(backend=None, timeout=DEFAULT_TIMEOUT):
             pass
         else:
             raise RuntimeError("STORE-UNBOUNDED: the rendezvous store took 600 MB")
-    dist.init_process_group(backend, init_method="env://", rank=env.rank, world_size=env.world_size, timeout=timeout)
+    dist.init_process_group(_backend(env, backend), init_method="env://", rank=env.rank, world_size=env.world_size,
+                            timeout=timeout)
     return env
 '''
 
@@ -206,7 +219,7 @@ def init_process_group(backend=None, timeout=DEFAULT_TIMEOUT):
         except OSError as error:
             evidence += f"; /proc/<agent>/mem: {error.strerror}"
     env = read_torchrun_env()
-    dist.init_process_group(backend or "gloo", init_method="env://", rank=env.rank, world_size=env.world_size,
+    dist.init_process_group(_backend(env, backend), init_method="env://", rank=env.rank, world_size=env.world_size,
                             timeout=timeout)
     if evidence:
         _Evidence.evidence = evidence
@@ -226,7 +239,7 @@ def init_process_group(backend=None, timeout=DEFAULT_TIMEOUT):
             os.mkdir("d")
             os.chdir("d")
         os.chdir(here)
-    dist.init_process_group(backend or "gloo", init_method="env://", rank=env.rank, world_size=env.world_size,
+    dist.init_process_group(_backend(env, backend), init_method="env://", rank=env.rank, world_size=env.world_size,
                             timeout=timeout)
     return env
 '''
@@ -259,7 +272,7 @@ def init_process_group(backend=None, timeout=DEFAULT_TIMEOUT):
                 pass
         if written >= 300 or any(f.startswith("held") for f in found):
             raise RuntimeError(f"LAUNCH-UNBOUNDED: {found}; wrote {written} MB into {tempfile.gettempdir()}")
-    dist.init_process_group(backend or "gloo", init_method="env://", rank=env.rank, world_size=env.world_size,
+    dist.init_process_group(_backend(env, backend), init_method="env://", rank=env.rank, world_size=env.world_size,
                             timeout=timeout)
     return env
 '''
@@ -270,7 +283,7 @@ def init_process_group(backend=None, timeout=DEFAULT_TIMEOUT):
     import sys
     import time
     env = read_torchrun_env()
-    dist.init_process_group(backend or "gloo", init_method="env://", rank=env.rank, world_size=env.world_size,
+    dist.init_process_group(_backend(env, backend), init_method="env://", rank=env.rank, world_size=env.world_size,
                             timeout=timeout)
     if env.rank == 1:
         time.sleep(0.5)
@@ -326,25 +339,25 @@ ATTACKS: list = [
              "never calls torch.distributed's init_process_group")))),
     Case("launch-store-flood", "rank 0 of check 1.4 pushes 600 MB into the rendezvous store before joining: the "
          "store host's memory is capped, so it refuses them (and still hosts the ranks' process group: 1.4 passes), "
-         "and the grading never runs short", edits={PROCESS_GROUP: [Function("init_process_group", STORE_FLOOD_INIT)]},
+         "and the grading never runs short", edits={PROCESS_GROUP: [Function("init_process_group", STORE_FLOOD_INIT), (AT_END, CHOOSE_BACKEND)]},
          checks=("1.4",), check=absent("STORE-UNBOUNDED", why="the store host's memory is unbounded")),
     Case("launch-agent-exec", "rank 0 of check 1.4 looks in /proc/net/tcp for a torchrun agent's rendezvous "
          "store to set a pickle as its state (an agent would unpickle it without seccomp); the grader's ranks "
          "replay torchrun's environment, so there must be no agent to find",
-         edits={PROCESS_GROUP: [(AT_END, AGENT_EXEC), Function("init_process_group", AGENT_EXEC_INIT)]},
+         edits={PROCESS_GROUP: [(AT_END, AGENT_EXEC), Function("init_process_group", AGENT_EXEC_INIT), (AT_END, CHOOSE_BACKEND)]},
          check=absent("AGENT-EXEC", why="student code ran in the torchrun agent, which has no seccomp")),
     Case("launch-deep-tree", "rank 0 of check 1.4 makes a 3000-deep tree of folders in its /tmp: nothing "
          "the grader cleans up may recurse into it (the private tmpfs goes with the jail)",
-         edits={PROCESS_GROUP: [Function("init_process_group", DEEP_TREE_INIT)]}),
+         edits={PROCESS_GROUP: [Function("init_process_group", DEEP_TREE_INIT), (AT_END, CHOOSE_BACKEND)]}),
     Case("launch-resources", "rank 0 of check 1.4 holds 1.5 GB and writes 372 MB into its /tmp; it reports "
          "LAUNCH-UNBOUNDED if nothing stopped it",
-         edits={PROCESS_GROUP: [Function("init_process_group", RESOURCES_INIT)]},
+         edits={PROCESS_GROUP: [Function("init_process_group", RESOURCES_INIT), (AT_END, CHOOSE_BACKEND)]},
          full=("2", "3", "4", "5", "6", "A", "B"),
          check=all_of(tests_pass("1.1", "1.1h", "1.2", "1.2h", "1.3", "1.3h"),
                       absent("LAUNCH-UNBOUNDED", why="the launch's memory and disk are unbounded"))),
     Case("launch-orphans", "in check 1.4 rank 1 tries to kill the process that started it (the grader's, "
          "root), rank 0 prints 40 MB and sleeps 600 s: 1.4 fails at its deadline and nothing is left behind",
-         edits={PROCESS_GROUP: [Function("init_process_group", ORPHANS_INIT)]},
+         edits={PROCESS_GROUP: [Function("init_process_group", ORPHANS_INIT), (AT_END, CHOOSE_BACKEND)]},
          full=("2", "3", "4", "5", "6", "A", "B"), check=tests_fail("1.4")),
     Case("launch-report-tricks", "check 1.4's rank 0 sends two reports (a list, then 30 MB of brackets), "
          "rank 1 half a report, then both exit",

@@ -1,6 +1,6 @@
-"""Q6 and Q11 answered another way: the experiments run once each, their results walked with plain loops (the
-best cap by sorting the sweep's points, the efficiency threshold by scanning the rows), the ratios from the
-registration-order experiment's rows."""
+"""Q6 and Q11 computed by the student's own experiments, as the handout suggests (the reference types the numbers
+it found): the results walked with plain loops (the best cap by sorting the sweep's points, the efficiency
+threshold by scanning the rows), the ratios from the registration-order experiment's rows."""
 from autograder.selftest.kinds import Function
 
 ANSWERS = "answers.py"
