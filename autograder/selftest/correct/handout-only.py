@@ -39,3 +39,8 @@ for path, edits in CONTRACT_SINCE.items():
 for path, (replaced, added) in PROVIDED_SINCE.items():
     EDITS[path] = apply_edits(EDITS[path], path, [Function(q, release_source(path, q)) for q in replaced]
                               + [(AT_END, "\n\n" + release_source(path, q) + "\n") for q in added], "handout-only")
+# Parts 5 and 6 were redesigned since (2026-12-06, issue 33): the experiments became the student's to write, with a
+# design problem, and the written questions ask what they found. The helper's files answer the old contract: they
+# stay out (those parts run the reference's files), and the variant speaks for Parts 1-4 and the bonus.
+for path in ("minddp/timeline.py", "answers.py"):
+    del EDITS[path]

@@ -3,4 +3,4 @@ from autograder.selftest.kinds import BUCKETING
 
 EDITS = {BUCKETING: [("group = (tensor.dtype, tensor.device)", "group = (tensor.dtype,)")]}
 VIOLATES = "R2"
-CAUGHT_BY = {"2.4": "one device"}
+CAUGHT_BY = {"2.4": "what may share a bucket"}
