@@ -90,7 +90,11 @@ class ForkServer:
             except (OSError, ValueError):
                 break  # the server died (or said something odd): its workers are killed by their pool
             if "forked" in report:
-                self.forked.append(int(report["forked"]))
+                pid = int(report["forked"])
+                self.forked.append(pid)
+                # A pid is reused once the counter wraps (32768 on many machines: every thread takes one, and a
+                # grading starts thousands): an earlier worker's exit code must not be taken for this one's.
+                self.exits.pop(pid, None)
             elif "failed" in report:
                 self.failed.append(str(report["failed"])[:200])
             elif "exited" in report:

@@ -92,3 +92,25 @@ def test_a_failed_fork_fails_that_request_and_the_server_lives_on(tmp_path):
             assert pool.pids
     finally:
         server.stop()
+
+
+def test_a_reused_pid_is_a_new_worker_not_the_old_ones_exit():
+    """The pid counter wraps (32768 here; every thread takes a pid): a worker forked with the pid of an earlier,
+    killed one was once reported "killed by signal 9 before it reported a result" (CI, check A.2h)."""
+    import json
+    import socket
+    ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    server = ForkServer.__new__(ForkServer)  # its bookkeeping only: the reports come from this test
+    server.sock, server.forked, server.failed, server.exits = ours, [], [], {}
+    try:
+        for report in ({"exited": 4242, "code": -9}, {"forked": 4242}):
+            theirs.send(json.dumps(report).encode())
+        server.collect(1.0)
+        assert server.forked == [4242]
+        assert server.exit_code(4242) is None, "the new worker with a reused pid was taken as already gone"
+        theirs.send(json.dumps({"exited": 4242, "code": 0}).encode())
+        server.collect(1.0)
+        assert server.exit_code(4242) == 0
+    finally:
+        ours.close()
+        theirs.close()
