@@ -73,7 +73,6 @@ class DistributedDataParallel(nn.Module):
         self.find_unused_parameters = find_unused_parameters
         self.bucket_size_limits = bucket_size_limits(bucket_cap_mb, bucket_cap_mb_list)
         self.require_backward_grad_sync = True  # the no_sync() switch
-        self.sync_buffers_next_forward = True  # whether the next forward broadcasts buffers (handout §4.3, W4)
         # YOUR CODE HERE: replace this raise; the provided code below it then runs.
         raise NotImplementedError("Part 4: DistributedDataParallel.__init__ — see handout §4")
         self.rebuild_pending = rebuild_buckets

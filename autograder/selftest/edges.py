@@ -125,7 +125,7 @@ EDGES = (
     # Part 3
     Edge("C1", "a transposed (non-contiguous) one, a 0-dim one or one with no elements, has its slot", "3.3",
          train(impl="reducer", model="edges")),
-    Edge("C1", "so a transposed parameter lies in the buffer in its memory order, which a comm hook sees", "3.11",
+    Edge("C1", "a transposed parameter lies in the buffer in its memory order, not row by row", "3.11",
          train(impl="reducer", model="edges", hook="record")),
     Edge("C2", "on ranks whose buckets fill out of index order too", "3.9", train(impl="reducer", model="twobranch")),
     Edge("C3", "which is a new tensor after zero_grad() set it to None (its default)", "3.1",
@@ -133,7 +133,7 @@ EDGES = (
     Edge("C3", "a .grad the user kept from the step before is autograd's no longer, and must not change", "3.1",
          train(impl="reducer", set_to_none=True)),
     Edge("C3", "A parameter used twice in forward is one gradient", "3.4", train(impl="reducer", model="tied")),
-    Edge("C3", "so dividing the sum by K afterwards, within rtol=1e-6 of torch's at 3 ranks, passes too", "3.10",
+    Edge("C3", "at 3 ranks, where the order of dividing and summing changes the last bit, within rtol=1e-6", "3.10",
          lambda run: run.fn == "train" and run.world_size == 3 and not run.kwargs.get("subgroups")),
     Edge("C4", "is_last() is true for the bucket with the highest index and for no other (whichever bucket fills last)",
          "3.11", train(impl="reducer", model="edges", hook="record")),

@@ -48,7 +48,7 @@ def _forward_order(c: dict) -> dict:
 
 
 def _seal_above(c: dict) -> dict:
-    return {**c, "limits": [limit + 1 for limit in c["limits"]]}  # bytes > L  <=>  bytes >= L + 1
+    return {**c, "limits": [limit + 1 for limit in c["limits"]]}
 
 
 def _first_limit_ignored(c: dict) -> dict:

@@ -92,8 +92,8 @@ class DistributedDataParallel(nn.Module):
         self.find_unused_parameters = find_unused_parameters
         self.bucket_size_limits = bucket_size_limits(bucket_cap_mb, bucket_cap_mb_list)
         self.require_backward_grad_sync = True  # the no_sync() switch
-        self.sync_buffers_next_forward = True  # whether the next forward broadcasts buffers (handout §4.3, W4)
         # BEGIN SOLUTION
+        self.sync_buffers_next_forward = True  # whether the next forward broadcasts buffers (handout §4.3, W4)
         self.module_buffers = list(module.buffers())  # listed once: walking the module every forward is slow
         # broadcast_buffers=False: every rank keeps its own buffers, from construction on (as torch's DDP does)
         broadcast_tensors(list(module.parameters()) + (self.module_buffers if broadcast_buffers else []),
