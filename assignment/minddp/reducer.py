@@ -87,34 +87,7 @@ def weak_hook(method: Callable, index: int) -> Callable:
 # YOUR DESIGN (handout §3): what you keep per bucket (C1), if you want a record of your own.
 
 
-class UsedUnderNoSync:
-    """Bonus A: the parameters that got a gradient in a backward under ``no_sync()`` since the last
-    synchronised backward. As torch's DDP, such a parameter counts as used in the next synchronised
-    iteration even if that forward left it out: its ``.grad`` holds gradients to average with the other
-    ranks'. Its own hooks note them (the Reducer's ignore a backward under ``no_sync()``)."""
-
-    def __init__(self, params: Sequence[torch.nn.Parameter]):
-        self.noted: set[int] = set()
-        self.reducing = False  # a synchronised backward is on: its forward said what it uses
-        self.reset_queued = False  # ... and at its end the notes start over
-        self.handles = [param.register_post_accumulate_grad_hook(weak_hook(self.note, i))
-                        for i, param in enumerate(params)]
-
-    def note(self, index: int, _param: torch.nn.Parameter) -> None:
-        if not self.reducing:
-            self.noted.add(index)
-        elif not self.reset_queued:  # the first gradient of the synchronised backward: start over at its end
-            self.reset_queued = True
-            torch.autograd.Variable._execution_engine.queue_callback(self.start_over)
-
-    def start_over(self) -> None:
-        self.reducing = self.reset_queued = False
-        self.noted.clear()
-
-    def take(self) -> set[int]:
-        """What was noted since the last synchronised backward; the one about to start is not noted."""
-        noted, self.noted, self.reducing = self.noted, set(), True
-        return noted
+# YOUR DESIGN (handout §3): Bonus A (handout §4.4), what you keep of the backwards that ran under no_sync().
 
 
 class Reducer:
@@ -184,15 +157,16 @@ class Reducer:
         """Track which parameters each rank used; see ``all_reduce_usage``."""
         device = self.params[0].device if self.params else torch.device("cpu")
         self.local_used = torch.ones(len(self.params), dtype=torch.int32, device=device)
-        self.used_under_no_sync = UsedUnderNoSync(self.params)
+        # YOUR DESIGN (handout §3): Bonus A (handout §4.4), what record_usage will need to know.
 
     def record_usage(self, unused: Sequence[int]) -> None:
         """This rank's usage bitmap for the coming backward: 1 = used here (by this forward, or through a
         gradient under ``no_sync()`` since the last synchronised backward), 0 = in ``unused`` and not since."""
-        if self.local_used is not None:
-            since = self.used_under_no_sync.take()
-            self.local_used.fill_(1)
-            self.local_used[[i for i in unused if i not in since]] = 0
+        if self.local_used is None:
+            return
+        # YOUR CODE HERE: replace this raise.
+        # Hint: Bonus A (handout §4.4)
+        raise NotImplementedError("Part 3: Reducer.record_usage — see handout §3 (optional: bonus)")
 
     def all_reduce_usage(self) -> torch.Tensor | None:
         """Sum the usage bitmaps of all ranks: a parameter with count 0 was used by no rank.

@@ -128,6 +128,7 @@ class Bucket:
 # END SOLUTION
 
 
+# BEGIN SOLUTION  design: Bonus A (handout §4.4), what you keep of the backwards that ran under no_sync().
 class UsedUnderNoSync:
     """Bonus A: the parameters that got a gradient in a backward under ``no_sync()`` since the last
     synchronised backward. As torch's DDP, such a parameter counts as used in the next synchronised
@@ -156,6 +157,7 @@ class UsedUnderNoSync:
         """What was noted since the last synchronised backward; the one about to start is not noted."""
         noted, self.noted, self.reducing = self.noted, set(), True
         return noted
+# END SOLUTION
 
 
 class Reducer:
@@ -311,15 +313,20 @@ class Reducer:
         """Track which parameters each rank used; see ``all_reduce_usage``."""
         device = self.params[0].device if self.params else torch.device("cpu")
         self.local_used = torch.ones(len(self.params), dtype=torch.int32, device=device)
+        # BEGIN SOLUTION  design: Bonus A (handout §4.4), what record_usage will need to know.
         self.used_under_no_sync = UsedUnderNoSync(self.params)
+        # END SOLUTION
 
     def record_usage(self, unused: Sequence[int]) -> None:
         """This rank's usage bitmap for the coming backward: 1 = used here (by this forward, or through a
         gradient under ``no_sync()`` since the last synchronised backward), 0 = in ``unused`` and not since."""
-        if self.local_used is not None:
-            since = self.used_under_no_sync.take()
-            self.local_used.fill_(1)
-            self.local_used[[i for i in unused if i not in since]] = 0
+        if self.local_used is None:
+            return
+        # BEGIN SOLUTION  hint: Bonus A (handout §4.4)
+        since = self.used_under_no_sync.take()
+        self.local_used.fill_(1)
+        self.local_used[[i for i in unused if i not in since]] = 0
+        # END SOLUTION
 
     def all_reduce_usage(self) -> torch.Tensor | None:
         """Sum the usage bitmaps of all ranks: a parameter with count 0 was used by no rank.

@@ -8,7 +8,8 @@ from autograder.selftest.runner import REPO, apply_edits
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 # Provided (outside the stubs) and changed since 2026-12-02: Bonus A's usage accounting (2026-12-04, torch's
-# count of gradients under no_sync()).
+# count of gradients under no_sync()), the student's to write since 2026-12-06 (issue 33): taken from the reference,
+# as the release of 2026-12-04 provided it.
 PROVIDED_SINCE = {REDUCER: (["Reducer.enable_usage_tracking", "Reducer.record_usage"], ["UsedUnderNoSync"])}
 # Asked by the contract since (issue 35, C1): a slot has its parameter's strides, as torch's (as_strided). The
 # helper's slots were row-major views (view_as), right under the contract of 2026-12-02: made torch's, in the
@@ -21,9 +22,9 @@ CONTRACT_SINCE = {REDUCER: [
 ]}
 
 
-def release_source(path: str, qualname: str) -> str:
-    """The current release's source of ``qualname`` (a function, a method or a class) in ``path``."""
-    with open(os.path.join(REPO, "assignment", path), encoding="utf-8") as f:
+def reference_source(path: str, qualname: str) -> str:
+    """The reference's source of ``qualname`` (a function, a method or a class) in ``path``."""
+    with open(os.path.join(REPO, "solutions", path), encoding="utf-8") as f:
         text = f.read()
     scope, node = ast.parse(text).body, None
     for name in qualname.split("."):
@@ -37,8 +38,8 @@ with zipfile.ZipFile(os.path.join(HERE, "..", "submissions", "handout-only.zip")
 for path, edits in CONTRACT_SINCE.items():
     EDITS[path] = apply_edits(EDITS[path], path, edits, "handout-only")
 for path, (replaced, added) in PROVIDED_SINCE.items():
-    EDITS[path] = apply_edits(EDITS[path], path, [Function(q, release_source(path, q)) for q in replaced]
-                              + [(AT_END, "\n\n" + release_source(path, q) + "\n") for q in added], "handout-only")
+    EDITS[path] = apply_edits(EDITS[path], path, [Function(q, reference_source(path, q)) for q in replaced]
+                              + [(AT_END, "\n\n" + reference_source(path, q) + "\n") for q in added], "handout-only")
 # Parts 5 and 6 were redesigned since (2026-12-06, issue 33): the experiments became the student's to write, with a
 # design problem, and the written questions ask what they found. The helper's files answer the old contract: they
 # stay out (those parts run the reference's files), and the variant speaks for Parts 1-4 and the bonus.

@@ -1,4 +1,4 @@
-"""Written from the release's stubs and the contract alone, none of torch's structure: parallel lists instead of a bucket record, one helper from ready gradient to launch, every reduction a Future, each gradient scaled while copied in."""
+"""Written from the release's stubs and the contract alone, none of torch's structure: parallel lists instead of a bucket record, one helper from ready gradient to launch, every reduction a Future, each gradient scaled while copied in; Bonus A's count under no_sync() kept by the Reducer's own flags."""
 import os
 
 from autograder.selftest.kinds import REDUCER, Function
@@ -42,6 +42,18 @@ HELPERS = ("    # YOUR DESIGN (handout §3): your steps from a ready gradient to
                                 is_last=b == len(self.flats) - 1)
             self.results[b] = self.comm_hook(self.comm_hook_state, bucket)
 
+    def _gradient_seen(self, index: int, _param: torch.nn.Parameter) -> None:
+        """(Bonus A) A gradient in a backward that nothing armed: one under no_sync() counts as a use."""
+        if not self.armed and not self.reducing:
+            self.unsynced.add(index)
+
+''')
+
+# Bonus A: no class of its own, the Reducer's flags tell a backward under no_sync() from a synchronised one.
+USAGE = ("        # YOUR DESIGN (handout §3): Bonus A (handout §4.4), what record_usage will need to know.\n", '''\
+        self.unsynced: set[int] = set()  # gradients of backwards under no_sync() since the last record
+        self.usage_hooks = [p.register_post_accumulate_grad_hook(weak_hook(self._gradient_seen, i))
+                            for i, p in enumerate(self.params)]
 ''')
 
 FUNCTIONS = [
@@ -104,6 +116,16 @@ def finalize_backward(self) -> None:
                 param.grad.copy_(piece)
     self.reducing = False
 '''),
+    Function("Reducer.record_usage", '''
+def record_usage(self, unused: Sequence[int]) -> None:
+    if self.local_used is None:
+        return
+    unused_here = sorted(set(unused) - self.unsynced)
+    self.unsynced = set()
+    self.local_used.fill_(1)
+    if unused_here:
+        self.local_used[torch.tensor(unused_here, dtype=torch.long)] = 0
+'''),
     Function("Reducer.all_reduce_usage", '''
 def all_reduce_usage(self) -> torch.Tensor | None:
     if self.local_used is None:
@@ -117,7 +139,7 @@ def all_reduce_usage(self) -> torch.Tensor | None:
 
 def _from_the_release() -> str:
     with open(os.path.join(REPO, "assignment", REDUCER), encoding="utf-8") as f:
-        return apply_edits(f.read(), REDUCER, [STATE, HELPERS, *FUNCTIONS], "own-design")
+        return apply_edits(f.read(), REDUCER, [STATE, HELPERS, USAGE, *FUNCTIONS], "own-design")
 
 
 EDITS = {REDUCER: _from_the_release()}
