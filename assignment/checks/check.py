@@ -62,6 +62,9 @@ class Run:
     mistakes: dict = field(default_factory=dict)  # {what the mistake is: kwargs overrides for the reference}
     label: str = ""  # how messages name this input
     feed: tuple = ()  # kwargs of your run that come from the reference's run (see candidate_kwargs)
+    # Advice, not a grade of its own: if this run cannot run to the end (your other files broke it: a crash, a
+    # reply that is no result), the check goes on without it; what its comparison finds still counts.
+    advisory: bool = False
 
     @property
     def scenario(self) -> str:

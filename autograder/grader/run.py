@@ -363,6 +363,8 @@ class Grader:
                     self.student_call(variant, run, kwargs, pools, self.run_deadline(deadline_s(ref_s)),
                                       memory_cap_mb(ref_mb))
             except (ScenarioError, LaunchFailed) as error:
+                if run.advisory and self.time_left() > 0:
+                    return None  # advice that could not be given: the check goes on without it
                 if error.timed_out and self.time_left() <= 0:
                     going = "the launch" if isinstance(error, LaunchFailed) else "this run"
                     return Failed(message(check, run, f"Stopped (time budget): the grading's time ran out while "
@@ -378,6 +380,8 @@ class Grader:
                         self.import_hangs[group] = stuck
                 return Failed(message(check, run, scenario_failure(error)), what_failed(error))
             except Exception as error:  # whatever student code made happen is its failure, not the grader's
+                if run.advisory:
+                    return None
                 return Failed(message(check, run, f"Your code could not be run to the end ({type(error).__name__}: "
                                                   f"{str(error)[:300]})."), "crashed")
             if key[1] in self.rerun:

@@ -99,14 +99,19 @@ def answer_check(number: str, name: str, title: str, points: float, kind) -> Che
         if problem:
             fail(problem + " (handout §6)")
         if o.ref is None:
-            agreement_with_your_code(o, name, title, mine["value"])
+            if o.run.kwargs.get("from_code") or name not in FROM_CODE:  # (those in FROM_CODE: their second run)
+                agreement_with_your_code(o, name, title, mine["value"])
         elif not matches(mine["value"], o.ref[0][name]["value"]):
             fail(f"{name}() returned {mine['value']!r}: not the expected answer (numbers within a relative "
                  f"tolerance of {ANSWER_RTOL:g}; lists and tuples in the order the docstring gives; handout §6).")
 
     label = "your answers.py (format" + (", and agreement with your own code)" if name in FROM_CODE else " only)")
+    # Your answers first, alone; then, as advice, beside what your own code gives (a run of your other files,
+    # which must not cost Part 6 a check if they break it: the values are graded against the reference).
     return Check(number, title, weight=points, section="6", public_share=0.0, compare=compare,
-                 runs=(Run("answers", {"names": NAMES, "from_code": True}, ref=NONE, label=label),))
+                 runs=(Run("answers", {"names": NAMES}, ref=NONE, label=label),) + ((
+                     Run("answers", {"names": NAMES, "from_code": True}, ref=NONE, label=label, advisory=True),)
+                     if name in FROM_CODE else ()))
 
 
 ANSWER_CHECKS = [answer_check(*q) for q in QUESTIONS]
