@@ -112,7 +112,7 @@ def rebuilt_buckets(o: Outcome) -> None:
 
 
 def rebuild_forward(o: Outcome) -> None:
-    """The rebuild's collectives come in the forward torch's come in, before the buffers' broadcast."""
+    """The rebuild's collectives come where torch's come: in the same forward, at the same place in it."""
     def forwards(entry: dict) -> list[tuple]:
         """((micro-step, under torch.no_grad()?), its collectives) of each forward of a step, in order."""
         evals = entry.get("eval_forward") or []
