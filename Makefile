@@ -28,10 +28,11 @@ $(STAMP): requirements.txt requirements-dev.txt tools/student/install.py pyproje
 install: $(STAMP) ## create .venv with the pinned packages (torch 2.13.0 CPU)
 
 # Tiers: `make check` (lint, sync, unit tests), `make test` (check + the public suite on the solutions and the
-# stubs + gradings of the solutions, the stubs and a few mutants), CI (.ci/run): `MUTANTS=all SELFTEST=all make
-# test`, then `make ci-last`: `make limits` (Gradescope's limits, a quarter vCPU beside CPU hogs) with, beside it,
-# `make staff-tools` (the parts table proven, make regrade), `make py310` (Gradescope's Python) and `make doors`
-# (the front doors end to end, fresh venvs).
+# stubs + gradings of the solutions, the stubs and a few mutants), CI (.ci/run): `MUTANTS=all make test`,
+# `SELFTEST=all make docker` (every self-test case in Gradescope's room), then `make ci-last`: `make limits`
+# (Gradescope's limits, a quarter vCPU) and `make isolation` (the cases the privileged room holds by layers of its
+# own) beside `make staff-tools` (the parts table proven, make regrade), `make py310` (Gradescope's Python) and
+# `make doors` (the front doors end to end, fresh venvs).
 # Each stage of `make check` runs even when one before it failed, and each names everything it finds stale: one
 # run lists every line a change left behind.
 check: $(STAMP) ## fast checks: lint, release in sync, unit tests of tools, grader, handout (every stage runs)
@@ -69,14 +70,19 @@ lint: $(STAMP) ## ruff (ruff.toml), and prove the code runs on Gradescope's Pyth
 	$(VENV)/bin/vermin --quiet --no-tips --violations -t=3.10- --eval-annotations solutions autograder tools handout
 	@$(TIMINGS) stop lint
 
+# The three suites run side by side (each is mostly one core), each printed whole when it ends.
+UNIT_SUITES := "tools/tests" \
+	"autograder/tests/test_grader_units.py autograder/tests/test_sandbox.py autograder/tests/test_mounts.py \
+	 autograder/tests/test_uids.py autograder/tests/test_seccomp.py autograder/tests/test_reference_cache.py \
+	 autograder/tests/test_zygote.py autograder/tests/test_chroot_jail.py autograder/tests/test_coverage.py" \
+	"-rs handout/tests"
 unit: $(STAMP) ## unit tests: tools, the grader's pieces (staging, sandbox, results), the handout
 	@$(TIMINGS) start unit
-	status=0; $(PYTEST) -q tools/tests || status=1; \
-	$(PYTEST) -q autograder/tests/test_grader_units.py autograder/tests/test_sandbox.py autograder/tests/test_mounts.py \
-	    autograder/tests/test_uids.py autograder/tests/test_seccomp.py autograder/tests/test_reference_cache.py \
-	    autograder/tests/test_zygote.py autograder/tests/test_chroot_jail.py autograder/tests/test_coverage.py \
-	    || status=1; \
-	$(PYTEST) -q -rs handout/tests || status=1; exit $$status
+	@logs=$$(mktemp -d /tmp/minddp-unit-XXXXXX) || exit 1; n=0; pids=""; \
+	for suite in $(UNIT_SUITES); do n=$$((n + 1)); echo "$(PYTEST) -q $$suite"; \
+	    $(PYTEST) -q $$suite > "$$logs/$$n" 2>&1 & pids="$$pids $$!"; done; \
+	status=0; n=0; for pid in $$pids; do n=$$((n + 1)); wait $$pid || status=1; cat "$$logs/$$n"; done; \
+	rm -rf "$$logs"; exit $$status
 	@$(TIMINGS) stop unit
 
 demo: $(STAMP) ## train with minddp and torch DDP side by side on 2 ranks
@@ -162,18 +168,30 @@ mutants: $(STAMP) ## grade every mutant and correct variant (autograder/selftest
 grade-repeat: $(STAMP) ## grade the solutions N times (default 20): identical results? min/median/max time
 	$(PY) -m autograder.selftest.runner repeat $(or $(N),20)
 
-# CI's last stage. `make limits` keeps the cores busy for ~9 minutes on purpose (CPU hogs beside gradings held to
-# a quarter vCPU), so the other stages run beside it rather than after it: their verdicts may not depend on the
-# machine's speed either. Each stage runs to its end even if another failed; limits' output follows theirs.
+# CI's last stage: three lines side by side, each printed whole when it ends, each run to its end even if another
+# failed. `make limits` holds its gradings to a quarter vCPU; `make isolation` and the staff tools, py310 and doors
+# keep both cores busy meanwhile, the load its CPU hogs make when it runs alone (LIMITS_HOGS=0 here: verdicts may
+# depend on the machine's speed no more than on other tenants).
 .PHONY: ci-last
-ci-last: $(STAMP) ## CI's last stage: make limits, with make staff-tools, py310 and doors beside it
+ci-last: $(STAMP) ## CI's last stage: make limits and make isolation, with make staff-tools, py310 and doors beside them
 	@$(TIMINGS) start ci-last
-	@log=$$(mktemp /tmp/minddp-limits-log-XXXXXX) || exit 1; \
-	$(MAKE) --no-print-directory limits > "$$log" 2>&1 & limits=$$!; status=0; \
+	@logs=$$(mktemp -d /tmp/minddp-ci-last-XXXXXX) || exit 1; \
+	$(MAKE) --no-print-directory limits LIMITS_HOGS=0 > "$$logs/limits" 2>&1 & limits=$$!; \
+	$(MAKE) --no-print-directory isolation > "$$logs/isolation" 2>&1 & isolation=$$!; status=0; \
 	for target in staff-tools py310 doors; do $(MAKE) --no-print-directory $$target || status=1; done; \
-	wait $$limits || status=1; echo "--- make limits (run beside the above) ---"; cat "$$log"; rm -f "$$log"; \
-	exit $$status
+	wait $$isolation || status=1; echo "--- make isolation (run beside the above) ---"; cat "$$logs/isolation"; \
+	wait $$limits || status=1; echo "--- make limits (run beside the above) ---"; cat "$$logs/limits"; \
+	rm -rf "$$logs"; exit $$status
 	@$(TIMINGS) stop ci-last
+
+# The self-test cases where the two rooms hold by different layers (cases.py: ON_ISOLATION: files, network, IPC,
+# processes), in the privileged room: this machine as root with every capability, namespaces and all. (`make
+# docker` grades every case in the Docker-default room, Gradescope's.)
+.PHONY: isolation
+isolation: $(STAMP) ## the self-test cases that rest on the isolation layers, in the privileged room (root)
+	@$(TIMINGS) start isolation
+	SELFTEST=isolation $(PYTEST) -q autograder/tests/test_selftest.py
+	@$(TIMINGS) stop isolation
 
 # Gradescope's limits, walked the way CI walks them (root only), on a used machine (test_sim_rooms.py): the built
 # zip through setup.sh in the privileged configuration, in /autograder as a TA's `make gradescope-sim
@@ -183,11 +201,12 @@ ci-last: $(STAMP) ## CI's last stage: make limits, with make staff-tools, py310 
 # (verdicts must not depend on speed: the stubs, which fail at once, are not among them).
 LIMITS_CASES := solutions,infinite-loop,partial-frame  # a hang and a stalled channel: deadlines from the same run
 GRADESCOPE_IMAGE := dist/gradescope-image
+LIMITS_HOGS ?= 2  # processes spinning beside the quarter-vCPU gradings (ci-last: 0, its other lines are the load)
 limits: $(STAMP) check-sync ## Gradescope's limits (root): gradescope-sim, each room after a killed run (solutions); timing cases at 0.25 CPU + hogs
 	@$(TIMINGS) start limits
 ifeq ($(shell id -u),0)
 	$(PYTEST) -q -s autograder/tests/test_sim_rooms.py
-	$(PY) -m autograder.selftest.runner --cases $(LIMITS_CASES) --cpus 0.25 --hog 2 --jobs 2
+	$(PY) -m autograder.selftest.runner --cases $(LIMITS_CASES) --cpus 0.25 --hog $(LIMITS_HOGS) --jobs 2
 else
 	@echo "limits: needs root (cgroups, a student uid), as Gradescope has; not run as uid $$(id -u)"
 endif

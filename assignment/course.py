@@ -16,11 +16,13 @@ from __future__ import annotations
 
 import argparse
 import ast
+import base64
 import json
 import os
 import re
 import sys
 import zipfile
+import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass
 
@@ -275,7 +277,7 @@ def submit(root: str, files: list[StudentFile], output: str, force: bool) -> int
 
 # -- hints (make hint) ----------------------------------------------------------------------------------------
 # The release's hints/ holds index.json (per part: its name and the titles of the levels released, and how many
-# the course withholds this term) and hints/<part>/level-<n>.md; OPENED records, in the student's folder, how
+# the course withholds this term) and hints/<part>/level-<n>.sealed (seal_hint); OPENED records, in the student's folder, how
 # far each part was opened. Nothing here is graded, and make submit never ships OPENED.
 
 HINTS = "hints"
@@ -290,7 +292,25 @@ def part_label(part: str) -> str:
 
 def hint_path(part: str, level: int) -> str:
     """Where level ``level`` of ``part``'s hints sits in the release (tools/release.py writes it there)."""
-    return f"{HINTS}/{part}/level-{level}.md"
+    return f"{HINTS}/{part}/level-{level}.sealed"
+
+
+SEALED = "sealed hint: `make hint PART={part}` opens it, one level at a time (nothing here is graded)\n"
+
+
+def seal_hint(part: str, text: str) -> bytes:
+    """A hint level as the release keeps it: compressed, then base64, so that a search of the folder (an editor's,
+    grep, an assistant's) does not show a level the student did not choose to open. A courtesy, not a lock:
+    staff withhold levels in solutions/hints/released.json."""
+    body = base64.encodebytes(zlib.compress(text.encode("utf-8"), 9)).decode("ascii")
+    return (SEALED.format(part=part) + body).encode("ascii")
+
+
+def unseal_hint(data: bytes) -> str:
+    first, _, body = data.decode("ascii").partition("\n")
+    if not first.startswith("sealed hint:"):
+        raise CourseError("a hint file is damaged; download the release's hints/ folder again")
+    return zlib.decompress(base64.decodebytes(body.encode("ascii"))).decode("utf-8")
 
 
 def load_hints(root: str) -> dict[str, dict]:
@@ -356,10 +376,8 @@ def show_hint(root: str, part: str, level: int | None) -> str:
         raise CourseError(f"{name} has hint levels 1 to {released}. {withheld}".strip() if released else withheld)
     if level > seen + 1:
         raise CourseError(f"open the hints of {name} in order: level {seen + 1} is next (`{make}`)")
-    with open(os.path.join(root, hint_path(part, level)), encoding="utf-8") as f:
-        text = f.read()
-    if text.startswith("<!--"):  # the release's generated-file header
-        text = text.split("-->\n", 1)[-1]
+    with open(os.path.join(root, hint_path(part, level)), "rb") as f:
+        text = unseal_hint(f.read())
     again_shown = level <= seen
     if not again_shown:
         seen = opened[part] = level

@@ -17,7 +17,8 @@ Levels are numbered 1, 2, ... in order; any part may have any number of them. Th
 listed gets every level). A withheld level is not in the release at all; `make hint` says that the course has
 not released more.
 
-Release: ``hints/<part>/level-<n>.md`` (course.hint_path), and ``hints/index.json`` (per part: its name, the
+Release: ``hints/<part>/level-<n>.sealed`` (course.hint_path; compressed and base64, course.seal_hint, so that
+a search of the folder does not show them), and ``hints/index.json`` (per part: its name, the
 titles of the released levels, and how many are withheld), which the student's ``course.py hint`` reads.
 """
 
@@ -28,7 +29,7 @@ import os
 import re
 from dataclasses import dataclass
 
-from tools.student.course import HINT_INDEX, HINTS, hint_path, part_label
+from tools.student.course import HINT_INDEX, HINTS, hint_path, part_label, seal_hint
 
 SOURCE = "hints"  # under solutions/
 SETTING = "released.json"
@@ -120,7 +121,7 @@ def highest_levels(solutions: str, parts: list[str]) -> dict[str, int | None]:
 
 
 def release_files(solutions: str, parts: dict[str, str], edit_hint: str) -> dict[str, bytes]:
-    """The release's hints/: each released level's file, and index.json (their headers end with ``edit_hint``)."""
+    """The release's hints/: each released level's file, and index.json (index.json says where it comes from, ending with ``edit_hint``)."""
     sources = read_sources(solutions, parts)
     if not sources:
         return {}
@@ -128,10 +129,9 @@ def release_files(solutions: str, parts: dict[str, str], edit_hint: str) -> dict
     files, index = {}, {}
     for part, levels in sources.items():
         released = levels[:highest[part]] if highest[part] is not None else levels
-        header = f"<!-- GENERATED from solutions/{SOURCE}/{part}.md by tools/assign.py ({edit_hint}). -->\n"
         for level in released:
             title = f"# {part_label(part)}, {parts[part]}: hint level {level.number} ({level.title})\n\n"
-            files[hint_path(part, level.number)] = (header + title + level.text + "\n").encode("utf-8")
+            files[hint_path(part, level.number)] = seal_hint(part, title + level.text + "\n")
         index[part] = {"name": parts[part], "levels": [level.title for level in released],
                        "withheld": len(levels) - len(released)}
     files[f"{HINTS}/{HINT_INDEX}"] = (json.dumps(

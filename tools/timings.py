@@ -32,7 +32,7 @@ CHECK = ("lint", "check-sync", "unit")
 TIERS = [  # (the command, what it runs: target names; "@" = with the selection of that tier)
     ("make check", CHECK),
     ("make test", CHECK + ("validate", "selftest@fast")),
-    (".ci/run", CHECK + ("validate", "selftest@ci", "docker", "ci-last")),  # ci-last: limits, the others beside it
+    (".ci/run", CHECK + ("validate", "selftest@ci", "docker", "ci-last")),  # ci-last: limits, isolation, the others beside
 ]
 
 
@@ -41,7 +41,7 @@ def selection(name: str) -> str:
     if name != "selftest":
         return name
     chosen = (os.environ.get("SELFTEST", "fast"), os.environ.get("MUTANTS", "fast"))
-    named = {("all", "all"): "all", ("fast", "fast"): "fast", ("isolation", "all"): "ci"}  # ci: .ci/run's
+    named = {("all", "all"): "all", ("fast", "fast"): "fast", ("fast", "all"): "ci"}  # ci: .ci/run's
     return "selftest@" + named.get(chosen, "other")
 
 

@@ -189,8 +189,11 @@ EDGES = (
     Edge("B1", "under torch.no_grad() or not", "B.1",
          train(no_grad_forward=True, ddp_kwargs={"rebuild_buckets": True})),
     Edge("B1", "never without rebuild_buckets=True", "4.2", train(impl="minddp", model="convbn", steps=3)),
-    Edge("B2", "rank 0 (the group's: src is its global rank)", "B.1",
+    Edge("B2", "rank 0's (the group's rank 0)", "B.1",
          lambda run: run.fn == "train" and bool(run.kwargs.get("subgroups"))
+         and run.kwargs.get("ddp_kwargs", {}).get("rebuild_buckets")),
+    Edge("B2", "also when the ranks observed", "B.1",
+         lambda run: run.fn == "train" and run.kwargs.get("model") == "twobranch"
          and run.kwargs.get("ddp_kwargs", {}).get("rebuild_buckets")),
     Edge("B2", "followed by any parameter never seen, in ascending index order", "",
          why="no run torch's DDP finishes has one: without find_unused_parameters a parameter without a gradient "

@@ -154,12 +154,12 @@ class DistributedDataParallel(nn.Module):
                              for i, p in enumerate(self.params)]
         # END SOLUTION
 
+    # BEGIN SOLUTION  design: Bonus B (handout §4.5), your helpers for noting and rebuilding, if you want some.
     def _note_ready(self, index: int, _param: torch.nn.Parameter) -> None:
         """A gradient is ready: note it if this is the first synchronised backward (the order to rebuild by)."""
-        # BEGIN SOLUTION  hint: Bonus B (handout §4.5)
         if self.sync_buffers_next_forward and index not in self.ready_order:  # (set by a synchronised forward)
             self.ready_order.append(index)
-        # END SOLUTION
+    # END SOLUTION
 
     def _rebuild_buckets(self) -> None:
         """Rebucket by rank 0's observed ready order (all ranks must agree on one assignment)."""

@@ -14,7 +14,7 @@ from conftest import REPO, make, write
 
 from tools.hints import HintError, parse, read_sources
 from tools.release import ReleaseError, build_release, write_release
-from tools.student.course import HINT_INDEX, HINTS, OPENED, hint_path, part_label
+from tools.student.course import HINT_INDEX, HINTS, OPENED, hint_path, part_label, unseal_hint
 
 SOLUTIONS = os.path.join(REPO, "solutions")
 TWO_LEVELS = "# Part 2\n\nstaff notes\n\n## Level 1: a nudge\n\nLook at the sizes.\n\n## Level 2: the recipe\n\nSum them.\n"
@@ -37,8 +37,11 @@ def test_every_hint_level_reaches_the_release(real_release):
     for part, part_levels in levels.items():
         assert index[part]["levels"] == [level.title for level in part_levels] and index[part]["withheld"] == 0
         for level in part_levels:
-            with open(os.path.join(real_release, hint_path(part, level.number)), encoding="utf-8") as f:
-                assert level.text in f.read()
+            with open(os.path.join(real_release, hint_path(part, level.number)), "rb") as f:
+                sealed = f.read()
+            assert level.text in unseal_hint(sealed)
+            assert not any(line.strip() and line.strip().encode() in sealed for line in level.text.splitlines()
+                           if len(line.strip()) > 12), "a search of the release must not find a hint's words"
     with open(os.path.join(real_release, ".gitignore"), encoding="utf-8") as f:
         assert OPENED in f.read().split()
 

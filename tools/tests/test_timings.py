@@ -20,10 +20,13 @@ def test_the_selection_is_part_of_the_selftest_name(monkeypatch):
     monkeypatch.setenv("SELFTEST", "all")
     monkeypatch.setenv("MUTANTS", "all")
     assert timings.selection("selftest") == "selftest@all"
+    monkeypatch.setenv("SELFTEST", "fast")
+    assert timings.selection("selftest") == "selftest@ci"  # what .ci/run's make test grades
     monkeypatch.setenv("SELFTEST", "isolation")
-    assert timings.selection("selftest") == "selftest@ci"  # what .ci/run grades privileged
-    monkeypatch.delenv("MUTANTS")
     assert timings.selection("selftest") == "selftest@other"
+    monkeypatch.setenv("SELFTEST", "fast")
+    monkeypatch.delenv("MUTANTS")
+    assert timings.selection("selftest") == "selftest@fast"
     assert timings.selection("unit") == "unit"
 
 
