@@ -115,6 +115,14 @@ def values_hint(o: Outcome, rank: int, step: int) -> str:
                 + ("result back into .grad at the end of backward: with a comm hook, the tensor the future returns "
                    "(here a new tensor, not the bucket's buffer; handout §3, C4)." if o.run.kwargs.get("hook") else
                    "bucket back into .grad at the end of backward (handout §3)."))
+    if mine and local and theirs and o.run.kwargs.get("use_b") == "no_sync":
+        kept = [k for k in mine if k in local and k in theirs and all_close({k: mine[k]}, {k: local[k]})
+                and not all_close({k: theirs[k]}, {k: local[k]})]
+        if kept:
+            return (f" {', '.join(kept)} kept this rank's local gradient where torch DDP's averaged it: in this "
+                    "iteration they got gradients only in the micro-batch under no_sync(), and torch counts that "
+                    "as use in the iteration, so with find_unused_parameters they are averaged like any other "
+                    "(handout §4, bonus A, A3).")
     scaled = {k: v / size for k, v in (local or {}).items()}
     if mine and local and all_close(mine, scaled) and not all_close(theirs, scaled):
         return (" When loss.backward() returned, .grad held this rank's own gradients divided by the world "

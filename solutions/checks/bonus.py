@@ -171,7 +171,7 @@ CHECKS = [
                       "before each step, one bucket per tensor (b's come first)", model="edges", steps=3, use_b="rank0",
                       accumulate=2, set_to_none=True, ddp_kwargs={**UNUSED, "bucket_cap_mb": 0}),
                 train("minddp", "branch b used by every rank in the micro-batch under no_sync() only, not in the "
-                      "synchronised one (2 per step): b's .grad from no_sync counts as used", model="branchy", steps=3,
+                      "synchronised one (2 per step)", model="branchy", steps=3,
                       use_b="no_sync", accumulate=2, ddp_kwargs=UNUSED)),
           compare=unused_everywhere),
     Check("A.3", "one extra int32 all-reduce of the usage bitmap per backward, summed over ranks", weight=1,

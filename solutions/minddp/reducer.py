@@ -216,7 +216,7 @@ class Reducer:
     def prepare_for_backward(self, unused: Sequence[int] = ()) -> None:
         """A synchronised forward ran: the next backward reduces (C2, C5), unless the previous one never
         finished its reduction (C8: raise ``RuntimeError(UNFINISHED_REDUCTION)``). Bonus A: the parameters
-        in ``unused`` get no gradient in this backward; they count as ready at its first hook (A1)."""
+        in ``unused`` get no gradient in this backward; they count as ready as torch counts them (A1)."""
         self.record_usage(unused)
         # BEGIN SOLUTION
         if self.require_finalize:
@@ -318,8 +318,8 @@ class Reducer:
         # END SOLUTION
 
     def record_usage(self, unused: Sequence[int]) -> None:
-        """This rank's usage bitmap for the coming backward: 1 = used here (by this forward, or through a
-        gradient under ``no_sync()`` since the last synchronised backward), 0 = in ``unused`` and not since."""
+        """This rank's usage bitmap for the coming backward: 1 = used here in this iteration, as torch counts
+        use (handout A3), 0 = not."""
         if self.local_used is None:
             return
         # BEGIN SOLUTION  hint: Bonus A (handout §4.4)

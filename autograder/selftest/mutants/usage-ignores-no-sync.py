@@ -6,4 +6,4 @@ EDITS = {REDUCER: [
     ("        self.local_used[[i for i in unused if i not in since]] = 0\n",
      "        self.local_used[list(unused)] = 0\n")]}
 VIOLATES = "A3"
-CAUGHT_BY = {"A.2": "from no_sync counts as used"}
+CAUGHT_BY = {"A.2": "torch counts that as use in the iteration"}
