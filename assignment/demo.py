@@ -197,7 +197,7 @@ def print_buckets(ddp: MiniDDP, names: dict[int, str], torch_buckets_per_step: l
         f"{len(first)} bucket{'s' if len(first) > 1 else ''}",
         f"   ({sum(len(p) for _, p, _ in first)} parameters, {sum(n for _, _, n in first):,} B): torch starts "
         "with one bucket, records the order gradients",
-        "   become ready, and rebuilds its buckets by size in that order before iteration 2. minddp buckets in",
+        "   become ready, and rebuilds its buckets in that order (when: Bonus B asks). minddp buckets in",
         "   reverse registration order from the start (with rebuild_buckets=True, a bonus, it rebuilds like torch).")
 
 
@@ -219,7 +219,7 @@ def print_collectives(phases: dict[str, dict[str, list]]) -> None:
     for label, (mine, theirs) in cells.items():
         out(f"   {label:{label_width}s}{mine:{width}s}{theirs}")
     out("   torch's construction first checks that every rank has the same parameter shapes (all_gather,",
-        "   broadcast); its step-2 forward broadcasts rank 0's gradient-ready order to rebuild the buckets.")
+        "   broadcast); what else it sends, and when, is Bonus B's to find out.")
 
 
 # -- step times ------------------------------------------------------------------------------------------------

@@ -106,8 +106,12 @@ def buffers_each_forward(o: Outcome) -> None:
                 mine = [c["op"] for c in entry["forward"][0]]
                 rule = ("with broadcast_buffers=False torch's DDP broadcasts nothing in forward" if off else
                         f"torch DDP broadcasts rank 0's buffers, one broadcast per dtype: {[c['op'] for c in theirs]}")
+                after_eval = (" Here the step before ran in evaluation mode (ddp.eval()): the module's mode changes "
+                              "what the module computes, not what torch's DDP does around it; a forward with "
+                              "gradients enabled is synchronised in either mode."
+                              if o.run.kwargs.get("eval_mode") and step % 2 == 0 and step > 0 and not mine else "")
                 fail(f"rank {rank}, step {step + 1}: your forward launched {mine if mine else 'no broadcast'}; {rule} "
-                     "(handout §4)")
+                     f"(handout §4).{after_eval}")
     same_construction(o)
     same_training(o, "4")
 
@@ -220,7 +224,7 @@ CHECKS = [
           runs=(train("minddp", CONVBN, model="convbn", steps=3),
                 train("minddp", f"{CONVBN}, different buffers on each rank, broadcast_buffers=False", model="convbn",
                       steps=2, buffers_per_rank=True, ddp_kwargs={"broadcast_buffers": False}),
-                train("minddp", f"{CONVBN}, steps 2 and 4 after ddp.eval() (DDP syncs in eval mode too)",
+                train("minddp", f"{CONVBN}, steps 2 and 4 after ddp.eval()",
                       model="convbn", steps=4, eval_mode=True)),
           compare=buffers_each_forward),
     Check("4.3", "no_sync accumulates locally with no collective, then the next synced backward averages all",

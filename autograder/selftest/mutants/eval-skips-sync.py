@@ -4,4 +4,4 @@ from autograder.selftest.kinds import DDP
 EDITS = {DDP: [("        sync = torch.is_grad_enabled() and self.require_backward_grad_sync\n",
                 "        sync = torch.is_grad_enabled() and self.require_backward_grad_sync and self.training\n")]}
 VIOLATES = "W5"
-CAUGHT_BY = {"4.2": "ddp.eval()"}
+CAUGHT_BY = {"4.2": "a forward with gradients enabled is synchronised in either mode"}
