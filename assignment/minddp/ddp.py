@@ -25,7 +25,7 @@ from torch import nn
 from torch._utils import _flatten_dense_tensors, _unflatten_dense_tensors
 
 from .bucketing import bucket_size_limits, compute_bucket_assignment
-from .reducer import CommHook, Reducer, weak_hook
+from .reducer import CommHook, Reducer
 
 
 def broadcast_tensors(tensors: Sequence[torch.Tensor], process_group: dist.ProcessGroup | None = None,
