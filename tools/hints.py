@@ -121,7 +121,7 @@ def highest_levels(solutions: str, parts: list[str]) -> dict[str, int | None]:
 
 
 def release_files(solutions: str, parts: dict[str, str], edit_hint: str) -> dict[str, bytes]:
-    """The release's hints/: each released level's file, and index.json (index.json says where it comes from, ending with ``edit_hint``)."""
+    """The release's hints/: each released level's file (sealed), and index.json (its header ends with ``edit_hint``)."""
     sources = read_sources(solutions, parts)
     if not sources:
         return {}

@@ -294,7 +294,8 @@ def hint_path(part: str, level: int) -> str:
     return f"{HINTS}/{part}/level-{level}.sealed"
 
 
-SEALED = "sealed hint: `make hint PART={part}` opens it, one level at a time (nothing here is graded)\n"
+SEALED_MARK = "sealed hint:"  # a sealed level's first line begins so
+SEALED = SEALED_MARK + " `make hint PART={part}` opens it, one level at a time (nothing here is graded)\n"
 
 
 def seal_hint(part: str, text: str) -> bytes:
@@ -307,7 +308,7 @@ def seal_hint(part: str, text: str) -> bytes:
 
 def unseal_hint(data: bytes) -> str:
     first, _, body = data.decode("ascii").partition("\n")
-    if not first.startswith("sealed hint:"):
+    if not first.startswith(SEALED_MARK):
         raise CourseError("a hint file is damaged; download the release's hints/ folder again")
     return zlib.decompress(base64.decodebytes(body.encode("ascii"))).decode("utf-8")
 
