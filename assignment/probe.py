@@ -19,7 +19,8 @@ runs the operations you write, one by one:
     zero  step      optimizer.zero_grad(), optimizer.step() (SGD)
 
 For each operation it prints the collectives every rank launched, as torch's flight recorder saw them (op,
-elements, dtype: the words the checks' messages use), and what the ranks hold afterwards: whether the
+elements, dtype: the words the checks' messages use; in a backward, also at which parameter's gradient each
+all-reduce went, or after every hook ran), and what the ranks hold afterwards: whether the
 parameters, the buffers the module ran with, the gradients agree across ranks (and whether a gradient is the
 average over the ranks, or each rank's own), and torch's buckets whenever they change. Before wrapping, every
 rank's parameters and buffers differ, so what the construction's broadcasts change shows. The first error
@@ -235,6 +236,9 @@ class Session:
         self.module = _build_model(model, self.rank, SEED + self.rank, buffers_per_rank=True)
         self.trainable = [(n, p) for n, p in self.module.named_parameters() if p.requires_grad]
         self.fresh: dict[str, torch.Tensor] = {}  # this backward's gradients, as autograd computed them
+        self.op_marks: dict[str, int] = {}
+        self.ready: list[list] = []  # [parameter, collectives launched when autograd computed its gradient]
+        self.at_end = -1  # collectives launched when every hook of the backward had run
         for name, param in self.trainable:  # registered before the DDP's own hooks: they see the raw gradient
             param.register_hook(lambda grad, name=name: self._note_gradient(name, grad))
         self.seen_buffers: str | None = None
@@ -247,7 +251,14 @@ class Session:
         self.records: list[dict] = []
 
     def _note_gradient(self, name: str, grad: torch.Tensor) -> None:
+        if not self.ready:  # queued before any hook of a DDP's runs, so it runs before their callbacks
+            torch.autograd.Variable._execution_engine.queue_callback(self._note_end)
+        # Before the DDP's own hook for this gradient: what it launches counts as launched at this gradient.
+        self.ready.append([name, self.launched_count()])
         self.fresh[name] = self.fresh[name] + grad if name in self.fresh else grad.detach().clone()
+
+    def _note_end(self) -> None:
+        self.at_end = self.launched_count()
 
     def _note_buffers(self) -> None:
         self.seen_buffers = digest(dict(self.module.named_buffers()))
@@ -262,6 +273,10 @@ class Session:
     def marks(self) -> dict[str, int]:
         """How many collectives each watched group has launched so far."""
         return {name: group._get_sequence_number_for_group() for name, (group, _) in self.watched.items()}
+
+    def launched_count(self) -> int:
+        """How many collectives the watched groups launched in this operation so far (cheap: no trace)."""
+        return sum(count - self.op_marks.get(name, count) for name, count in self.marks().items())
 
     def launched_since(self, marks: dict[str, int]) -> list[dict]:
         """The collectives launched on the watched groups after ``marks``, oldest first, with their group's ranks
@@ -293,8 +308,8 @@ class Session:
         record: dict[str, Any] = {"op": op.kind}
         before = self.state()
         grads_before = {n: None if p.grad is None else p.grad.detach().clone() for n, p in self.trainable}
-        self.seen_buffers, self.fresh = None, {}
-        marks = self.marks()
+        self.seen_buffers, self.fresh, self.ready, self.at_end = None, {}, [], -1
+        marks = self.op_marks = self.marks()
         try:
             getattr(self, f"op_{op.kind}")(op)
         except Exception as error:
@@ -303,6 +318,7 @@ class Session:
         record.update(before=before, after=self.state(), seen_buffers=self.seen_buffers)
         if op.kind == "B":
             record["grads"] = self.gradients(grads_before)
+            record.update(ready=self.ready, at_end=self.at_end)
         record["buckets"] = self.buckets()
         self.records.append(record)
         return "error" not in record
@@ -536,11 +552,27 @@ class Report:
 
     def collectives(self, records: dict[int, dict]) -> list[str]:
         split = len(self.groups) > 1
-        per_rank = {rank: [f"{c['op']:<11}{collective_text(c)}" + (f"  on ranks {c['group']}" if split else "")
-                           for c in r["collectives"]] or ["(no collective)"] for rank, r in records.items()}
+        per_rank = {rank: [f"{c['op']:<11}{collective_text(c):<15}{self.launched_when(r, i)}".rstrip()
+                           + (f"  on ranks {c['group']}" if split else "")
+                           for i, c in enumerate(r["collectives"])] or ["(no collective)"]
+                    for rank, r in records.items()}
         if len({tuple(lines) for lines in per_rank.values()}) == 1:
             return next(iter(per_rank.values()))
         return [f"rank {rank}: {line}" for rank, lines in per_rank.items() for line in lines]
+
+    def launched_when(self, record: dict, index: int) -> str:
+        """When a backward launched its collective ``index``, by the order of events: as autograd computed some
+        parameter's gradient (before the next one), or once every hook had run. Not for the usage bitmap's (Int):
+        when to send it is yours."""
+        if "ready" not in record or record["collectives"][index]["dtypes"] == ["Int"]:
+            return ""
+        if 0 <= record["at_end"] <= index:
+            return " after every hook ran"
+        names = [p[0] for p in self.described["params"] if p[3]] if self.described else []
+        at = [name for name, count in record["ready"] if count <= index]
+        if not at:
+            return " before any gradient"
+        return f" at p{names.index(at[-1])}'s gradient" if at[-1] in names else f" at {at[-1]}'s gradient"
 
     def values(self, kind: str, records: dict[int, dict]) -> list[str]:
         """What the ranks hold after the operation, compared across the ranks of each process group."""

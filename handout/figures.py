@@ -205,7 +205,8 @@ def text_outputs(d: dict[str, Any], out: str = GENERATED) -> dict[str, str]:
 
 LATEX_TEXT = {"\\": r"\textbackslash{}", "_": r"\_", "&": r"\&", "%": r"\%", "#": r"\#", "$": r"\$",
               "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}", "α": r"\(\alpha\)",
-              "β": r"\(\beta\)", "·": r"\(\cdot\)", "×": r"\(\times\)", ">=": r"\(\geq\)"}
+              "β": r"\(\beta\)", "·": r"\(\cdot\)", "×": r"\(\times\)", ">=": r"\(\geq\)",
+              "--": "-{}-"}  # (last: its braces are not to be escaped) an option's two hyphens, not an en dash
 
 
 def latex_text(text: str) -> str:
@@ -236,7 +237,7 @@ def checks_tex(part: str) -> str:
     checks, points, and its public inputs (its hidden inputs are of the same kinds)."""
     from checks.registry import public_checks
     rows = [f"\\checkrow{{{c.number}}}{{{latex_text(c.name)}}}{{{c.weight:g}}}"
-            f"{{{'; '.join(latex_text(r.label) for r in c.runs)}}}"
+            f"{{{'; '.join(dict.fromkeys(latex_text(r.label) for r in c.runs))}}}"  # a label once
             for c in public_checks() if c.part == part]
     return "\n".join([HEADER.replace("solutions/minddp", "solutions/checks"), "\\begin{checktable}", *rows,
                       "\\end{checktable}", ""])

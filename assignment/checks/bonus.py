@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from checks.check import ANSWER, NONE, Check, Outcome, Run, fail, train
 from checks.compare import outcome_text, same_training, side_by_side
-from checks.part3 import EDGES, SUBGROUPS, bucket_records, groups_text, on_process_groups
+from checks.part3 import EDGES, SUBGROUPS, bucket_records, groups_text, launch_problem, on_process_groups
 
 UNUSED = {"find_unused_parameters": True}
 
@@ -20,6 +20,7 @@ def unused_everywhere(o: Outcome) -> None:
                 fail(f"rank {rank}, {name}: grad is {'None' if g['grad_is_none'].get(name) else 'a tensor'}; torch "
                      f"leaves it {'None' if none else 'a tensor'} (handout §4, bonus A)")
     no_allreduce_in_forward(o)
+    unused_ready_at_first_hook(o)
     same_training(o, "4 (bonus A)")
 
 
@@ -34,6 +35,34 @@ def no_allreduce_in_forward(o: Outcome) -> None:
                      "forward, as soon as prepare_for_backward counted them ready. Torch counts them ready at the "
                      "backward's first gradient (its first autograd hook), so their all-reduces, like every "
                      "other, are launched in backward (handout §4, bonus A, A1).")
+
+
+def unused_ready_at_first_hook(o: Outcome) -> None:
+    """(A1) A rank's unused parameters count as ready when its backward computes its first gradient, as torch
+    counts them: the buckets they complete go in their turn, not at the end of backward. Seen by the order of
+    events (``ReadyProbe``), counting the buckets' all-reduces only (when the usage bitmap goes is yours)."""
+    for rank, (r, g) in enumerate(zip(o.ref, o.got, strict=True)):
+        names = r["trainable"]
+        for step, entry in enumerate(g["steps"]):
+            if not entry.get("grad_events"):
+                continue
+            backward = entry["backward"][-1]
+            computed = {name for name, _ in entry["grad_events"]}
+            unused = [name for name in names if name not in computed]
+            events = [[name, _buckets_launched(backward, count)] for name, count in entry["grad_events"]]
+            at_end = _buckets_launched(backward, entry["launched_at_end"]) if entry["launched_at_end"] >= 0 else -1
+            problem = launch_problem(events, at_end, r["driver_buckets"], names, ready_first=unused)
+            if problem and unused:
+                fail(f"rank {rank}, step {step + 1}: {problem} On this rank the outputs did not use "
+                     f"{', '.join(unused)}: torch counts them ready when this rank's backward computes its first "
+                     "gradient (its first autograd hook), so the buckets they complete go in their turn, with the "
+                     "others, not at the end of backward (handout §4, bonus A, A1: `make probe` shows at which "
+                     "gradient each all-reduce goes).")
+
+
+def _buckets_launched(backward: list[dict], count: int) -> int:
+    """Of a backward's first ``count`` collectives, the buckets' all-reduces (not the usage bitmap's: Int)."""
+    return sum(1 for c in backward[:max(count, 0)] if c["dtypes"] != ["Int"])
 
 
 USED_RULE = ("find_used_parameters returns the id() of every parameter the outputs depend on through autograd, "

@@ -8,6 +8,8 @@ Every run trains the same model twice, with torch's DDP and with your Reducer dr
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from checks.check import Check, Failure, Outcome, fail, train
 from checks.compare import (
     as_planned,
@@ -96,20 +98,22 @@ def launch_times(o: Outcome, section: str = "3") -> None:
                      f"bucket before it; handout §{section}, C2).")
 
 
-def launch_problem(events: list, at_end: int, buckets: list, names: list) -> str:
+def launch_problem(events: list, at_end: int, buckets: list, names: list, ready_first: Sequence[str] = ()) -> str:
     """What is wrong with the launches of one backward (empty: nothing). ``events``: [parameter, all-reduces
     launched when its gradient was computed], in the order computed; ``at_end``: launched when every hook had run.
     A gradient's own hooks may run before the count (tensor hooks registered before the probe's), so the buckets
-    it completes count as launchable at its event."""
+    it completes count as launchable at its event. ``ready_first``: parameters that get no gradient and count as
+    ready at the first event (bonus A)."""
     bucket_of = {names[i]: b for b, bucket in enumerate(buckets) for i in bucket}
     missing = [len(bucket) for bucket in buckets]
     full_at: dict[int, int] = {}  # bucket -> the event that completed it
     allowed, turn_at = 0, {}  # buckets 0..allowed-1 may be launched; bucket -> the event that made it launchable
     for k, (name, launched) in enumerate(events):
-        if name in bucket_of:
-            missing[bucket_of[name]] -= 1
-            if missing[bucket_of[name]] == 0:
-                full_at[bucket_of[name]] = k
+        for ready in ([*ready_first, name] if k == 0 else [name]):
+            if ready in bucket_of:
+                missing[bucket_of[ready]] -= 1
+                if missing[bucket_of[ready]] == 0:
+                    full_at[bucket_of[ready]] = k
         while allowed < len(buckets) and missing[allowed] == 0:
             turn_at[allowed], allowed = k, allowed + 1
         full = sum(1 for left in missing if left <= 0)

@@ -463,14 +463,14 @@ RULES = {
 
 CHECKS = [
     Check("5.1", "the cost of a ring all-reduce, derived from the ring algorithm", weight=2, section="5",
-          runs=(timeline_run(RING, "the handout's cases", MISTAKES["5.1"]),),
+          runs=(timeline_run(RING, "small cases", MISTAKES["5.1"]),),
           compare=compare_values("Handout §5.1: the ring all-reduce; 0 for one rank")),
     Check("5.2", "gradient-ready times of the compute stream", weight=1, section="5",
-          runs=(timeline_run(READY, "the handout's cases, all sizes 0", MISTAKES["5.2"]),),
+          runs=(timeline_run(READY, "small cases, all sizes 0", MISTAKES["5.2"]),),
           compare=compare_values("Handout §5.1: gradients one at a time in the given order, time proportional to "
                                  "size; if all sizes are 0, every gradient is ready at 0")),
     Check("5.3", "the two-stream simulator (buckets strictly in index order, with and without overlap)", weight=2,
-          section="5", runs=(timeline_run(SIMULATOR, "the handout's cases, the lecture's exercise 4, 40 random cases",
+          section="5", runs=(timeline_run(SIMULATOR, "small cases, the lecture's exercise 4, 40 random cases",
                                           MISTAKES["5.3"]),),
           compare=compare_simulator("Handout §5.1: a bucket is ready when its last gradient is; one bucket at a "
                                     "time, in index order; without overlap no bucket starts before backward ends")),

@@ -27,8 +27,24 @@ def test_the_reference_does_what_torch_does_but_what_the_checks_leave_out(tmp_pa
     assert result.returncode == 0, result.stdout + result.stderr
     assert "minddp (yours) differs from torch DDP in: #2 B, #4 F." in result.stdout, result.stdout
     rows = result.stdout.split("\n  2  B", 1)[1].split("\n  3  ", 1)[0]
-    assert re.search(r"all_reduce 1610 Float\n\s+\* yours: all_reduce \d+ Float", rows), rows
+    assert re.search(r"all_reduce 1610 Float\s+at p\d+'s gradient\n\s+\* yours: all_reduce \d+ Float", rows), rows
     assert result.stdout.count("-> .grad: averaged over the ranks (all 10 parameters)") == 4
+
+
+def test_a_backward_shows_at_which_gradient_each_all_reduce_went(tmp_path):
+    """Bonus A's A1 (when torch counts unused parameters ready) is observable: with branch b (p2, p3) unused, its
+    buckets go at the next used gradient after their turn comes (p4's), not after every hook ran; the reference
+    does the same, and the usage bitmap's all-reduce (its moment is the student's) carries no mark."""
+    release = copy_release(str(tmp_path / "assignment"))
+    replace_stubs_with_solutions(release)
+    result = make(release, "probe", "MODEL=branchy", "OPS=F-b B", "IMPL=both",
+                  "KWARGS=find_unused_parameters=True bucket_cap_mb=0")
+    assert result.returncode == 0, result.stdout + result.stderr
+    rows = result.stdout.split("\n  2  B", 1)[1]
+    assert re.findall(r"all_reduce (\d+) Float\s+at (p\d)'s gradient", rows) == [
+        ("4", "p5"), ("64", "p4"), ("16", "p4"), ("256", "p4"), ("16", "p1"), ("256", "p0")], rows
+    assert re.search(r"all_reduce 6 Int\n", rows) and "after every hook ran" not in rows, rows
+    assert "minddp (yours) did what torch DDP did in every operation." in result.stdout, result.stdout
 
 
 def test_on_the_stubs_torch_runs_and_yours_says_it_is_not_written(stubs):
