@@ -212,6 +212,8 @@ def stub_lines(placed: PlacedRegion, part: int, section: str) -> list[str]:
     if placed.region.hint:
         lines.append(f"{indent}# Hint: {placed.region.hint}")
     bonus = (placed.region.hint or "").startswith("Bonus")  # a hint "Bonus ..." marks an optional part
+    own = re.search(r"handout §([\d.]+)", placed.region.hint or "") if bonus else None
+    section = own.group(1) if own else section  # a bonus stub points at the bonus's own section
     lines.append(f'{indent}raise NotImplementedError("{stub_message(part, placed.qualname, section, bonus)}")')
     return lines
 

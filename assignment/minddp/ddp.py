@@ -39,7 +39,7 @@ def find_used_parameters(outputs: Any) -> set[int]:
     """ids of the parameters that ``outputs`` depend on, found by walking the autograd graph back."""
     # YOUR CODE HERE: replace this raise.
     # Hint: Bonus A (handout §4.4)
-    raise NotImplementedError("Part 4: find_used_parameters — see handout §4 (optional: bonus)")
+    raise NotImplementedError("Part 4: find_used_parameters — see handout §4.4 (optional: bonus)")
 
 
 def _tensors_in(obj: Any) -> Iterator[torch.Tensor]:
@@ -108,7 +108,7 @@ class DistributedDataParallel(nn.Module):
         """Note the order gradients become ready in the first synchronised backward."""
         # YOUR CODE HERE: replace this raise.
         # Hint: Bonus B (handout §4.5)
-        raise NotImplementedError("Part 4: DistributedDataParallel._record_ready_order — see handout §4 (optional: bonus)")
+        raise NotImplementedError("Part 4: DistributedDataParallel._record_ready_order — see handout §4.5 (optional: bonus)")
 
     # YOUR DESIGN (handout §4): Bonus B (handout §4.5), your helpers for noting and rebuilding, if you want some.
 
@@ -116,4 +116,4 @@ class DistributedDataParallel(nn.Module):
         """Rebucket by rank 0's observed ready order (all ranks must agree on one assignment)."""
         # YOUR CODE HERE: replace this raise.
         # Hint: Bonus B (handout §4.5)
-        raise NotImplementedError("Part 4: DistributedDataParallel._rebuild_buckets — see handout §4 (optional: bonus)")
+        raise NotImplementedError("Part 4: DistributedDataParallel._rebuild_buckets — see handout §4.5 (optional: bonus)")

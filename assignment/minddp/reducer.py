@@ -166,7 +166,7 @@ class Reducer:
             return
         # YOUR CODE HERE: replace this raise.
         # Hint: Bonus A (handout §4.4)
-        raise NotImplementedError("Part 3: Reducer.record_usage — see handout §3 (optional: bonus)")
+        raise NotImplementedError("Part 3: Reducer.record_usage — see handout §4.4 (optional: bonus)")
 
     def all_reduce_usage(self) -> torch.Tensor | None:
         """Sum the usage bitmaps of all ranks: a parameter with count 0 was used by no rank.
@@ -178,4 +178,4 @@ class Reducer:
             return None
         # YOUR CODE HERE: replace this raise.
         # Hint: Bonus A (handout §4.4)
-        raise NotImplementedError("Part 3: Reducer.all_reduce_usage — see handout §3 (optional: bonus)")
+        raise NotImplementedError("Part 3: Reducer.all_reduce_usage — see handout §4.4 (optional: bonus)")

@@ -9,7 +9,8 @@ Knobs (environment): SELFTEST (which cases: "fast", the default of `make test`: 
 "all"; "isolation": those whose outcome rests on the isolation layers (``Case.isolation``) and the fast ones;
 or comma-separated names), SELFTEST_CONFIG ("privileged", the default, or "docker": each grading in a fresh
 Gradescope-shaped container), SELFTEST_JOBS (cases graded at the same time, default 2), SELFTEST_PYTHON (the
-Python that runs the grader, privileged). The upload attacks of attacks/upload.py (UPLOADS) run with SELFTEST=all or
+Python that runs the grader, privileged), SELFTEST_SOLUTIONS_RUNS (how many times the solutions are graded: CI's
+`make test` grades them once, its `make docker` twice, in Gradescope's room). The upload attacks of attacks/upload.py (UPLOADS) run with SELFTEST=all or
 by name. CI: SELFTEST=all in the Docker-default configuration (`make docker`), SELFTEST=isolation in the
 privileged one (`make isolation`, in `make ci-last`: the cases where the two rooms hold by different layers).
 """
@@ -30,7 +31,7 @@ CHOICE = os.environ.get("SELFTEST", "fast")
 FAST = ("solutions", "stubs")
 SELECTED = CASES if CHOICE == "all" else [c for c in CASES if c.isolation or c.name in FAST] if CHOICE == "isolation" \
     else [c for c in CASES if c.name in (FAST if CHOICE == "fast" else CHOICE.split(","))]
-SOLUTIONS_RUNS = 1 if CHOICE == "isolation" else 2
+SOLUTIONS_RUNS = int(os.environ.get("SELFTEST_SOLUTIONS_RUNS", 1 if CHOICE == "isolation" else 2))
 # Uploads that Case.edits cannot express (links, devices, crafted zips): with SELFTEST=all, or by name.
 UPLOADS_SELECTED = [u for u in UPLOADS if CHOICE == "all" or u.case.name in CHOICE.split(",")]
 
