@@ -35,6 +35,9 @@ RELEASED = ("minddp", "checks", "tests", "pytest.ini", "demo.py", "tracer.py", "
 # Released when present (answers.py: the written questions, Part 6; tracer.py: `make trace`; measure.py:
 # `make measure`, the data of Part 6's Q8; probe.py: `make probe`, `make probe-buckets`).
 OPTIONAL = {"demo.py", "tracer.py", "measure.py", "probe.py", "answers.py", "checks"}
+# Files under the released folders that stay with the staff: tests that state, as facts about torch, what the
+# handout asks students to observe with the probe (they run on solutions/ with the public tests).
+STAFF_ONLY = ("tests/test_probe_facts.py",)
 TEMPLATES = {"README.md": "README.md", "Makefile": "Makefile", "course.py": "course.py", "install.py": "install.py", ".gitignore": "gitignore",
              "AGENTS.md": "AGENTS.md", "CLAUDE.md": "AGENTS.md"}  # the policy for AI assistants, where they look
 # Build products that may sit in assignment/ (students' or staff's runs) without being part of the release.
@@ -137,7 +140,7 @@ def released_sources(solutions: str) -> list[str]:
     for name in RELEASED:
         full = os.path.join(solutions, name)
         if os.path.isdir(full):
-            paths += [f"{name}/{rel}" for rel in read_tree(full)]
+            paths += [f"{name}/{rel}" for rel in read_tree(full) if f"{name}/{rel}" not in STAFF_ONLY]
         elif os.path.isfile(full):
             paths.append(name)
         elif name not in OPTIONAL:

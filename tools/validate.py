@@ -24,7 +24,7 @@ import zipfile
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
-from tools.release import Layout, Release, write_release, write_student_zip
+from tools.release import STAFF_ONLY, Layout, Release, write_release, write_student_zip
 from tools.student.course import STUB_RE
 
 PLUGINS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "plugins")
@@ -98,8 +98,8 @@ def prepare(release: Release, layout: Layout, workdir: str) -> tuple[str, str]:
     """(a solutions tree: the release with the reference student files, the unpacked student release)."""
     solved = os.path.join(workdir, "solutions-run")
     write_release(release.files, solved)
-    for entry in layout.student_files():
-        shutil.copyfile(os.path.join(layout.solutions, entry.path), os.path.join(solved, entry.path))
+    for path in [entry.path for entry in layout.student_files()] + list(STAFF_ONLY):  # the staff's tests too
+        shutil.copyfile(os.path.join(layout.solutions, path), os.path.join(solved, path))
     archive = os.path.join(workdir, "student.zip")
     write_student_zip(release.files, layout, archive)
     with zipfile.ZipFile(archive) as zf:
@@ -137,7 +137,8 @@ def judge(solutions: Run, stubs: Run, allow_list: dict[str, str] = PROVIDED_CODE
         problems += [f"{nodeid}: took {t['duration']:.0f} s on the {run.name} (budget {TEST_BUDGET_S:.0f} s)"
                      for nodeid, t in run.tests.items() if t["duration"] > TEST_BUDGET_S]
     for nodeid in solutions.tests:
-        problems += _judge_stub(nodeid, stubs.tests.get(nodeid), provided_reason(nodeid, allow_list))
+        if nodeid.split("::")[0] not in STAFF_ONLY:  # not in the release: they run on the solutions alone
+            problems += _judge_stub(nodeid, stubs.tests.get(nodeid), provided_reason(nodeid, allow_list))
     problems += [f"{key}: in PROVIDED_CODE_TESTS (tools/validate.py) but no public test matches it; remove it"
                  for key in allow_list if not any(provided_reason(n, {key: ""}) is not None for n in solutions.tests)]
     return problems
@@ -170,8 +171,9 @@ def summary(solutions: Run, stubs: Run, allow_list: dict[str, str] = PROVIDED_CO
                   for t in stubs.tests.values())
     provided = sum(provided_reason(n, allow_list) is not None and t["outcome"] == "passed"
                    for n, t in stubs.tests.items())
-    lines = [f"solutions: {len(solutions.tests)} public tests, {count(solutions, 'passed')} passed "
-             f"({solutions.seconds:.0f} s)",
+    staff = sum(n.split("::")[0] in STAFF_ONLY for n in solutions.tests)
+    lines = [f"solutions: {len(solutions.tests)} tests ({staff} of them staff-only: {', '.join(STAFF_ONLY)}), "
+             f"{count(solutions, 'passed')} passed ({solutions.seconds:.0f} s)",
              f"release:   {len(stubs.tests)} public tests, {by_stub} failed on a stub, {provided} passed "
              f"(provided code, allow-listed) ({stubs.seconds:.0f} s)"]
     for run in (solutions, stubs):

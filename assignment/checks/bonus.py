@@ -47,6 +47,8 @@ def unused_ready_at_first_hook(o: Outcome) -> None:
             if not entry.get("grad_events"):
                 continue
             backward = entry["backward"][-1]
+            if not backward:  # nothing recorded (a group the recorder does not watch): nothing to compare
+                continue
             computed = {name for name, _ in entry["grad_events"]}
             unused = [name for name in names if name not in computed]
             events = [[name, _buckets_launched(backward, count)] for name, count in entry["grad_events"]]

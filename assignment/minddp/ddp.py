@@ -113,7 +113,7 @@ class DistributedDataParallel(nn.Module):
     # YOUR DESIGN (handout §4): Bonus B (handout §4.5), your helpers for noting and rebuilding, if you want some.
 
     def _rebuild_buckets(self) -> None:
-        """Rebucket by rank 0's observed ready order (all ranks must agree on one assignment)."""
+        """Rebucket by the observed ready order (every rank must end with the same assignment)."""
         # YOUR CODE HERE: replace this raise.
         # Hint: Bonus B (handout §4.5)
         raise NotImplementedError("Part 4: DistributedDataParallel._rebuild_buckets — see handout §4.5 (optional: bonus)")

@@ -180,7 +180,7 @@ EDGES = (
     Edge("B1", "under torch.no_grad() or not", "B.1",
          train(no_grad_forward=True, ddp_kwargs={"rebuild_buckets": True})),
     Edge("B1", "never without rebuild_buckets=True", "4.2", train(impl="minddp", model="convbn", steps=3)),
-    Edge("B2", "rank 0's (the group's rank 0)", "B.1",
+    Edge("B2", "The order is one rank's", "B.1",
          lambda run: run.fn == "train" and bool(run.kwargs.get("subgroups"))
          and run.kwargs.get("ddp_kwargs", {}).get("rebuild_buckets")),
     Edge("B2", "also when the ranks observed", "B.1",

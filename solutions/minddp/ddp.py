@@ -163,7 +163,7 @@ class DistributedDataParallel(nn.Module):
     # END SOLUTION
 
     def _rebuild_buckets(self) -> None:
-        """Rebucket by rank 0's observed ready order (all ranks must agree on one assignment)."""
+        """Rebucket by the observed ready order (every rank must end with the same assignment)."""
         # BEGIN SOLUTION  hint: Bonus B (handout §4.5)
         for handle in self._order_hooks:
             handle.remove()

@@ -19,6 +19,24 @@ def runner():
     runner.close()
 
 
+@pytest.fixture(scope="module")
+def pool2(runner):
+    """2 gloo workers for the probe's tests."""
+    return runner.pool(2)
+
+
+ACCUMULATE = "nosync(F B) F B step zero nosync(F B) F B"  # 2 steps of 2 micro-batches, the first under no_sync
+
+
+@pytest.fixture(scope="module")
+def accumulation(pool2):
+    """The probe and the checks' training scenario on the same sequence (convbn, 2 ranks)."""
+    import probe
+    report = probe.probe_ddp(ACCUMULATE, model="convbn", pool=pool2)
+    trained = pool2.run("checks.scenarios:train", impl="torch", model="convbn", steps=2, accumulate=2)
+    return report, trained
+
+
 def pytest_terminal_summary(terminalreporter) -> None:
     """What a passing test does not say by itself: e.g. that a written answer's value is graded on Gradescope only."""
     if PASSING_NOTES:

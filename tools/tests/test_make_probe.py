@@ -1,6 +1,6 @@
 """`make probe` and `make probe-buckets` (solutions/probe.py, provided to students), run as a student runs them:
 on the reference (IMPL=both: the reference beside torch's DDP) and on the stubs (before any part is done).
-The probe's own facts about torch are public tests (solutions/tests/test_probe.py)."""
+The probe's own facts about torch are staff-only tests (solutions/tests/test_probe_facts.py: not in the release)."""
 
 from __future__ import annotations
 

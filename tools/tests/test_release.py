@@ -175,3 +175,12 @@ def test_the_release_stamp_names_what_changed(mini):
     assert before["version"] != after["version"]
     assert [p for p in after["parts"] if after["parts"][p] != before["parts"][p]] == ["2"]
     assert before["shared"] == after["shared"]
+
+
+def test_staff_only_tests_stay_out_of_the_release():
+    """The tests that state torch's facts the handout asks students to observe exist, and only on the staff side."""
+    from tools.release import STAFF_ONLY
+    release = build_release(Layout.of_repo())
+    for path in STAFF_ONLY:
+        assert os.path.isfile(os.path.join(REPO, "solutions", path)), path
+        assert path not in release.files and not os.path.exists(os.path.join(REPO, "assignment", path)), path
