@@ -30,10 +30,13 @@ def same_construction(o: Outcome) -> None:
     for rank, (r, g) in enumerate(zip(o.ref, o.got, strict=True)):
         mine, theirs = construction_collectives(g), construction_collectives(r, torch_ddp=True)
         if mine != theirs:
-            fail(f"rank {rank}: your constructor launched other collectives than torch DDP's: one broadcast per "
-                 "(dtype, device) group of ALL the tensors it synchronises, taken as one list, parameters first and "
-                 "then buffers (one broadcast_tensors call; handout §4, W2). (Torch's own check that the parameter "
-                 "shapes agree is left out.)\n" + side_by_side(mine, theirs))
+            dtypes = [[c.split()[-1] for c in found if c.startswith("broadcast")] for found in (mine, theirs)]
+            split = [f"{d} tensors in {dtypes[0].count(d)} broadcasts where torch's sends {dtypes[1].count(d)}"
+                     for d in dict.fromkeys(dtypes[0]) if dtypes[0].count(d) > dtypes[1].count(d) >= 1]
+            fail(f"rank {rank}: your constructor launched other collectives than torch DDP's"
+                 + (f" (you send {'; '.join(split)}: which tensors travel together?)" if split else "")
+                 + " (handout §4, W2; `make probe` shows torch's on any model). (Torch's own check that the "
+                 "parameter shapes agree is left out.)\n" + side_by_side(mine, theirs))
 
 
 def broadcast_from_src(o: Outcome, groups: list) -> None:
@@ -124,7 +127,7 @@ def no_sync_accumulates(o: Outcome) -> None:
     inside += (" Here each micro-batch starts with a forward under torch.no_grad(): such a forward prepares no "
                "synchronised backward, so it must not arm the next backward's reduction." if no_grad else "")
     after = (" Here a no_sync() block was left by an exception just before it: no_sync() must restore the switch "
-             "however its block is left (try/finally)." if nested else "")
+             "however its block is left." if nested else "")
     armed = (" Here each step starts with a synchronised forward whose output gets no backward: it prepares the "
              "Reducer, and the next backward reduces, whichever forward it follows (a forward inside no_sync() "
              "prepares nothing, and does not undo it), as torch's DDP does." if o.run.kwargs.get("dropped_forward")
@@ -153,7 +156,7 @@ def no_sync_read_in_forward(o: Outcome) -> None:
             if not all(entry["backward"]):
                 fail(f"rank {rank}, step {step + 1}: torch's DDP all-reduced a backward that ran inside no_sync() "
                      "after a forward outside it, and yours did not: fill in handout §4.3's table with `make probe` "
-                     "(e.g. OPS=\"F nosync(B)\") and explain that row from what the forward hands the Reducer")
+                     "and explain that row from what the forward hands the Reducer")
     same_training(o, "4")
 
 

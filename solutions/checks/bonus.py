@@ -18,7 +18,7 @@ def unused_everywhere(o: Outcome) -> None:
                 fail(f"rank {rank}, {name}: grad is {'None' if g['grad_is_none'].get(name) else 'a tensor'}; torch "
                      f"leaves it {'None' if none else 'a tensor'} (handout §4, bonus A)")
     no_allreduce_in_forward(o)
-    unused_ready_at_first_hook(o)
+    unused_buckets_in_turn(o)
     same_training(o, "4 (bonus A)")
 
 
@@ -30,15 +30,14 @@ def no_allreduce_in_forward(o: Outcome) -> None:
             if len(mine) > len(theirs):
                 fail(f"rank {rank}, step {step + 1}: your forward launched {len(mine)} all-reduce(s), torch DDP's "
                      f"{len(theirs)}: buckets that hold only parameters the outputs do not use were launched in the "
-                     "forward, as soon as prepare_for_backward counted them ready. Torch counts them ready at the "
-                     "backward's first gradient (its first autograd hook), so their all-reduces, like every "
-                     "other, are launched in backward (handout §4, bonus A, A1).")
+                     "forward, as soon as prepare_for_backward counted them ready. Torch's forward launches no "
+                     "all-reduce: its buckets, these too, go during backward (handout §4, bonus A, A1: `make probe` "
+                     "shows at which gradient each goes).")
 
 
-def unused_ready_at_first_hook(o: Outcome) -> None:
-    """(A1) A rank's unused parameters count as ready when its backward computes its first gradient, as torch
-    counts them: the buckets they complete go in their turn, not at the end of backward. Seen by the order of
-    events (``ReadyProbe``), counting the buckets' all-reduces only (when the usage bitmap goes is yours)."""
+def unused_buckets_in_turn(o: Outcome) -> None:
+    """(A1) The buckets that hold a rank's unused parameters go when torch's do. Seen by the order of events
+    (``ReadyProbe``), counting the buckets' all-reduces only (when the usage bitmap goes is yours)."""
     for rank, (r, g) in enumerate(zip(o.ref, o.got, strict=True)):
         names = r["trainable"]
         for step, entry in enumerate(g["steps"]):
@@ -54,10 +53,9 @@ def unused_ready_at_first_hook(o: Outcome) -> None:
             problem = launch_problem(events, at_end, r["driver_buckets"], names, ready_first=unused)
             if problem and unused:
                 fail(f"rank {rank}, step {step + 1}: {problem} On this rank the outputs did not use "
-                     f"{', '.join(unused)}: torch counts them ready when this rank's backward computes its first "
-                     "gradient (its first autograd hook), so the buckets they complete go in their turn, with the "
-                     "others, not at the end of backward (handout §4, bonus A, A1: `make probe` shows at which "
-                     "gradient each all-reduce goes).")
+                     f"{', '.join(unused)}, and yet torch's buckets that hold them went in their turn during "
+                     "backward, not at its end (handout §4, bonus A, A1: `make probe` shows at which gradient each "
+                     "all-reduce goes).")
 
 
 def _buckets_launched(backward: list[dict], count: int) -> int:
@@ -132,8 +130,8 @@ def rebuilt_buckets(o: Outcome) -> None:
                 if mine != rank0 and layout(o.ref[rank], step) == layout(o.ref[first], step):
                     fail(f"iteration {step + 1}: rank {rank}'s GradBuckets (index, parameters) differ from rank "
                          f"{first}'s, its process group's rank 0. The ranks observed different ready orders; every "
-                         "rank must rebuild with rank 0's observed ready order (broadcast from rank 0), as torch "
-                         "does (handout §4, bonus B):\n" + side_by_side(mine, rank0, f"rank {rank}", f"rank {first}"))
+                         "rank must end with the same buckets: torch's ranks all rebuild with the order one of them "
+                         "observed (which one, the probe shows; handout §4, bonus B, B2):\n" + side_by_side(mine, rank0, f"rank {rank}", f"rank {first}"))
     bucket_records(o, "4 (bonus B)")
     rebuild_forward(o)
     if o.run.kwargs.get("subgroups"):
@@ -172,13 +170,13 @@ def rebuild_forward(o: Outcome) -> None:
         if not theirs:
             continue
         if [at[:2] for at in mine] != [at[:2] for at in theirs]:
-            fail(f"rank {rank}: torch rebuilds its buckets (its broadcasts of rank 0's order) once, in "
+            fail(f"rank {rank}: torch rebuilds its buckets (its broadcasts of the order) once, in "
                  f"{where(theirs[0])}; "
-                 + ("yours launched no collective beyond torch's in any forward: broadcast rank 0's observed ready "
-                    "order, so that every rank rebuilds with it" if not mine else
+                 + ("yours launched no collective beyond torch's in any forward: the ranks can agree on one "
+                    "observed order only through a collective" if not mine else
                     "yours launched more collectives than torch's in " + ", ".join(where(at) for at in mine))
-                 + ". Rebuild once, in the first forward with gradients enabled after the first synchronised "
-                 "backward, no_sync() or not; never in a forward under torch.no_grad() (handout §4, bonus B).")
+                 + " (handout §4, bonus B, B1, B2: the probe shows where torch rebuilds in a sequence like this "
+                 "run's).")
         if not mine[0][2]:
             fail(f"rank {rank}, {where(mine[0])}: the rebuild's broadcast came after the buffers' broadcast; torch "
                  "rebuilds first, then broadcasts the buffers (handout §4, bonus B).")

@@ -7,4 +7,4 @@ EDITS = {DDP: [("        broadcast_tensors(list(module.parameters()) + (self.mod
                 "        if broadcast_buffers and self.module_buffers:\n"
                 "            broadcast_tensors(self.module_buffers, process_group)\n")]}
 VIOLATES = "W2"
-CAUGHT_BY = {"4.1": "one broadcast_tensors call", "4.2": "your constructor launched other collectives"}
+CAUGHT_BY = {"4.1": "Float tensors in 2 broadcasts where torch's sends 1", "4.2": "your constructor launched other collectives"}

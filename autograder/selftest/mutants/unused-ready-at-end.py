@@ -13,4 +13,4 @@ EDITS = {REDUCER: [
      "        if self.next_bucket < len(self.buckets):\n"),
 ]}
 VIOLATES = "A1"
-CAUGHT_BY = {"A.2": "torch counts them ready when this rank's backward computes its first gradient"}
+CAUGHT_BY = {"A.2": "torch's buckets that hold them went in their turn during backward"}

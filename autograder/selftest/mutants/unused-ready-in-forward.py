@@ -10,4 +10,4 @@ EDITS = {REDUCER: [
      "                self.mark_variable_ready(unused)\n", ""),
 ]}
 VIOLATES = "A1"
-CAUGHT_BY = {"A.2": "counts them ready at the backward's first gradient"}
+CAUGHT_BY = {"A.2": "Torch's forward launches no all-reduce"}
