@@ -137,11 +137,16 @@ def judge(solutions: Run, stubs: Run, allow_list: dict[str, str] = PROVIDED_CODE
         problems += [f"{nodeid}: took {t['duration']:.0f} s on the {run.name} (budget {TEST_BUDGET_S:.0f} s)"
                      for nodeid, t in run.tests.items() if t["duration"] > TEST_BUDGET_S]
     for nodeid in solutions.tests:
-        if nodeid.split("::")[0] not in STAFF_ONLY:  # not in the release: they run on the solutions alone
+        if not staff_only(nodeid):  # not in the release: they run on the solutions alone
             problems += _judge_stub(nodeid, stubs.tests.get(nodeid), provided_reason(nodeid, allow_list))
     problems += [f"{key}: in PROVIDED_CODE_TESTS (tools/validate.py) but no public test matches it; remove it"
                  for key in allow_list if not any(provided_reason(n, {key: ""}) is not None for n in solutions.tests)]
     return problems
+
+
+def staff_only(nodeid: str) -> bool:
+    """A test of a file that stays out of the release (tools/release.py STAFF_ONLY)."""
+    return nodeid.split("::")[0] in STAFF_ONLY
 
 
 def _judge_stub(nodeid: str, test: dict | None, provided: str | None) -> list[str]:
@@ -171,7 +176,7 @@ def summary(solutions: Run, stubs: Run, allow_list: dict[str, str] = PROVIDED_CO
                   for t in stubs.tests.values())
     provided = sum(provided_reason(n, allow_list) is not None and t["outcome"] == "passed"
                    for n, t in stubs.tests.items())
-    staff = sum(n.split("::")[0] in STAFF_ONLY for n in solutions.tests)
+    staff = sum(map(staff_only, solutions.tests))
     lines = [f"solutions: {len(solutions.tests)} tests ({staff} of them staff-only: {', '.join(STAFF_ONLY)}), "
              f"{count(solutions, 'passed')} passed ({solutions.seconds:.0f} s)",
              f"release:   {len(stubs.tests)} public tests, {by_stub} failed on a stub, {provided} passed "
