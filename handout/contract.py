@@ -7,7 +7,7 @@ catches it: ``autograder/selftest/coverage.py``) both read it here.
 Two kinds of item:
 
 * numbered ones, in a ``contract`` environment: ``(E1)``-``(E6)`` (Part 1's validation order), ``(R1)``-``(R6)``
-  (bucketing), ``(C1)``-``(C8)`` (Reducer), ``(W1)``-``(W7)`` (wrapper), ``(A1)``-``(A4)``, ``(B1)``-``(B3)``
+  (bucketing), ``(C1)``-``(C8)`` (Reducer), ``(W1)``-``(W7)`` (wrapper), ``(A1)``-``(A4)``, ``(B1)``-``(B5)``
   (bonus); each ends with ``\\checks{...}``, the checks that compare it;
 * a function whose ``\\api`` text is its contract (the formulas of Part 5, Part 1's layout, init and destroy):
   labelled by the function's name. A function specified by a numbered list instead is covered by that list

@@ -383,6 +383,50 @@ def skip_sync_speedup(model: ModelSpec | None = None, world_size: int = SKIP_SYN
     raise NotImplementedError("Part 5: skip_sync_speedup — see handout §5")
 
 
+# Bonus B (handout §4.5): one bucket order for a group whose ranks disagree --------------------------------
+
+def group_step(ready_times_per_rank: Sequence[Sequence[float]], buckets: Sequence[Sequence[int]],
+               comm_time: CommTime, overlap: bool = True) -> StepTimeline:
+    """One backward of a whole group on the two-stream model, when each rank has its own gradient-ready times
+    (``ready_times_per_rank[r][i]``: when rank r has gradient i) and every rank has the same ``buckets``.
+
+    Each rank launches its buckets as Part 3's Reducer does; each all-reduce is ONE collective of the whole group,
+    and the group's all-reduces go one at a time, in bucket index order. The timeline is the group's, with the
+    fields of ``simulate_step``'s: ``bucket_ready[b]`` is when the group can start bucket b's all-reduce (were the
+    communication stream free), ``backward_end`` when the last rank's backward ends.
+    """
+    if not ready_times_per_rank:
+        raise ValueError("a group has at least one rank")
+    # YOUR CODE HERE: replace this raise.
+    # Hint: Bonus B (handout §4.5)
+    raise NotImplementedError("Part 5: group_step — see handout §4.5 (optional: bonus)")
+
+
+def group_order(ready_times_per_rank: Sequence[Sequence[float]]) -> list[int]:
+    """The order in which the group as a whole has its gradients (ready as ``group_step`` counts it), earliest
+    first; gradients ready at the same time, the smaller index first."""
+    # YOUR CODE HERE: replace this raise.
+    # Hint: Bonus B (handout §4.5)
+    raise NotImplementedError("Part 5: group_order — see handout §4.5 (optional: bonus)")
+
+
+def rebuild_order_effect(model: ModelSpec, rank_orders: Sequence[Sequence[int]], alpha: float = ALPHA_S,
+                         beta: float = BETA_BYTES_PER_S,
+                         bucket_size_limits: Sequence[int] = (LECTURE_BUCKET_CAP_BYTES,)) -> dict:
+    """Which order to rebuild the buckets by, when the ranks' backwards produce ``model``'s gradients in different
+    orders: ``rank_orders[r]`` is rank r's (as many ranks as orders; each gradient's share of the backward as in
+    ``ddp_step``). Every rank buckets by the same order, with ``bucket_size_limits``, and each choice is judged by
+    the group's step (``group_step``, one ring all-reduce per bucket).
+
+    Returns ``{"no_rebuild_s": the step with DDP's first buckets (reverse registration order), "by_rank_s": [the
+    step when the buckets are rebuilt by rank r's order, for each rank r], "by_group_s": the step when they are
+    rebuilt by ``group_order``}``.
+    """
+    # YOUR CODE HERE: replace this raise.
+    # Hint: Bonus B (handout §4.5)
+    raise NotImplementedError("Part 5: rebuild_order_effect — see handout §4.5 (optional: bonus)")
+
+
 def lecture_comparison() -> list[tuple[str, float, float]]:
     """``(quantity, your model, the lecture)`` for every number the lecture quotes (ms, x, %), from your
     experiments with the lecture's constants."""

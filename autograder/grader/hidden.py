@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import random
 
-from checks import part2, part5, part6
+from checks import bonus, part2, part5, part6
 from checks.check import ANSWER, NONE, Run, train
 from checks.part1 import env, env_run, invalid_run, layout_run
 from checks.part2 import bucket_run, case, reverse_order_run
@@ -398,4 +398,8 @@ HIDDEN: dict[str, tuple[Run, ...]] = {
             *hidden_train("B.1", "minddp", "an MLP with two frozen layers, random first and later limits", model="frozen",
                           steps=3, hook="record", ddp_kwargs={"bucket_cap_mb_list": caps("B.1/frozen", 0.005, 0.03),
                                                               "rebuild_buckets": True})),
+    "B.2": (timeline_run(bonus.group_cases(seed=rng("B.2").getrandbits(256), count=12), "12 random groups",
+                         bonus.GROUP_MISTAKES),),
+    "B.3": (timeline_run(bonus.rebuild_effect_cases(seed=rng("B.3").getrandbits(256), count=4, name="a random model"),
+                         "4 random models with two branches, 2 to 4 ranks, α, β and caps"),),
 }

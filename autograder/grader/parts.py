@@ -17,7 +17,7 @@ from collections.abc import Iterable, Mapping
 
 PART_ORDER = ("1", "2", "3", "4", "5", "6", "A", "B")
 DEPENDS = {"4": ("2", "3"), "5": ("2",), "A": ("2",), "B": ("2",)}
-BONUS_WORK = {"A": ("3", "4"), "B": ("3", "4")}
+BONUS_WORK = {"A": ("3", "4"), "B": ("3", "4", "5")}
 
 
 def files_read(part: str, file_of: Mapping[str, str]) -> set[str]:

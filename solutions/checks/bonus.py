@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import random
+
+from checks import part5
 from checks.check import ANSWER, NONE, Check, Outcome, Run, fail, train
-from checks.compare import outcome_text, same_training, side_by_side
+from checks.compare import close, outcome_text, same_training, side_by_side
 from checks.part3 import EDGES, SUBGROUPS, bucket_records, groups_text, launch_problem, on_process_groups
+from checks.part5 import RTOL, call, companion, made_up_model, timeline_run
 
 UNUSED = {"find_unused_parameters": True}
 
@@ -182,6 +186,99 @@ def rebuild_forward(o: Outcome) -> None:
                  "rebuilds first, then broadcasts the buffers (handout §4, bonus B).")
 
 
+# -- Bonus B's model: a group whose ranks produce their gradients in different orders (timeline.py) ------------
+
+def branch_orders(model: dict, rng: random.Random, ranks: int) -> list[list[int]]:
+    """Each rank's backward order for a made-up model read as a trunk, two branches a and b, and a head (layers
+    in that registration order): the head first, then the branches, a then b on some ranks and b then a on the
+    others (rank 0 and rank 1 differ), then the trunk; reverse registration order within each."""
+    layers = [[2 * i, 2 * i + 1] for i in range(len(model["shapes"]) // 2)]
+    trunk, head = rng.randint(1, len(layers) // 3), rng.randint(1, len(layers) // 4)
+    middle = layers[trunk:len(layers) - head]
+    split = rng.randint(1, len(middle) - 1)
+
+    def backward(groups: list[list[int]]) -> list[int]:
+        return [i for group in reversed(groups) for i in reversed(group)]
+
+    a, b = backward(middle[:split]), backward(middle[split:])
+    a_first = [True, False] + [rng.random() < 0.5 for _ in range(ranks - 2)]
+    return [backward(layers[len(layers) - head:]) + (a + b if first else b + a) + backward(layers[:trunk])
+            for first in a_first]
+
+
+def group_cases(seed: int, count: int) -> list[dict]:
+    """group_step and group_order on random ranks' ready times (some tied), buckets and durations."""
+    rng = random.Random(seed)
+    cases = []
+    for _ in range(count):
+        n, ranks = rng.randint(1, 10), rng.randint(1, 4)
+        ready = [[round(rng.uniform(0, 10), rng.choice([0, 3])) for _ in range(n)] for _ in range(ranks)]
+        indices = rng.sample(range(n), n)
+        cuts = sorted(rng.sample(range(1, n), rng.randint(0, n - 1))) if n > 1 else []
+        buckets = [indices[i:j] for i, j in zip([0, *cuts], [*cuts, n], strict=True)]
+        cases.append(call("group_step", ready, buckets, [round(rng.uniform(0.1, 3), 3) for _ in buckets],
+                          rng.random() < 0.7))
+        cases.append(call("group_order", ready))
+    return cases
+
+
+def rebuild_effect_cases(seed: int, count: int, name: str) -> list[dict]:
+    """rebuild_order_effect on made-up models with branches, 2 to 4 ranks, small caps; first, your ddp_step on
+    each model (what the experiment builds on)."""
+    rng = random.Random(seed)
+    companions, cases = [], []
+    for i in range(count):
+        model = made_up_model(rng.randrange(2**31), name.format(i=i), layers=rng.randint(8, 14))
+        orders = branch_orders(model, rng, rng.randint(2, 4))
+        alpha, beta = rng.choice([1e-6, 1e-5, 5e-5]), rng.choice([1e9, 1e10, 5e10])
+        limits = [int(part5.model_bytes(model) * rng.choice([0.03, 0.06, 0.1, 0.2]))]
+        companions.append(companion(model, len(orders), alpha, beta, limits, order=orders[0]))
+        cases.append(call("rebuild_order_effect", model=model, rank_orders=orders, alpha=alpha, beta=beta,
+                          bucket_size_limits=limits))
+    return companions + cases
+
+
+def _as_one_rank(fn: str, combine):
+    """A mistake of ``fn`` in how the group's ready times come from the ranks': the reference given ONE rank whose
+    ready times are the ranks' combined by ``combine`` (for a gradient, a list of the ranks' times -> one time)."""
+    def make(c: dict) -> dict:
+        if c["fn"] != fn:
+            return c
+        ready, *rest = c["args"]
+        return {**c, "args": [[[combine(times) for times in zip(*ready, strict=True)]], *rest]}
+    return make
+
+
+COMBINED = {"are rank 0's": lambda times: times[0], "are the FIRST rank's to have each gradient": min,
+            "are the ranks' mean": lambda times: sum(times) / len(times)}
+GROUP_MISTAKES = {f"{fn}'s ready times for the group {wrong}": _as_one_rank(fn, combine)
+                  for fn in ("group_step", "group_order") for wrong, combine in COMBINED.items()}
+# The lecture's exercise 4 (checks/part5.py) on one rank, then on two: rank 1 has p4 last.
+GROUP = [call("simulate_step", part5.EX4_READY_MS, [[4, 3], [2, 1, 0]], part5.EX4_COMM_MS),
+         call("group_step", [part5.EX4_READY_MS], [[4, 3], [2, 1, 0]], part5.EX4_COMM_MS),
+         call("group_step", [part5.EX4_READY_MS, [1.0, 2.0, 3.0, 4.0, 5.0]], [[4, 3], [2, 1, 0]],
+              part5.EX4_COMM_MS),
+         call("group_step", [part5.EX4_READY_MS, [1.0, 2.0, 3.0, 4.0, 5.0]], [[4, 3], [2, 1, 0]],
+              part5.EX4_COMM_MS, False),
+         call("group_order", [[5.0, 4.0, 3.0, 2.0, 1.0], [1.0, 2.0, 3.0, 4.0, 5.0], [3.0, 3.0, 3.0, 3.0, 3.0]]),
+         call("group_step", [[], []], [], []), call("group_order", [[], [], []])] + group_cases(seed=7, count=12)
+REBUILD_EFFECT = rebuild_effect_cases(seed=2026, count=2, name="made-up model {i} of checks/bonus.py")
+
+
+def builds_on_part5(rule: str):
+    """``part5.compare_values``, after saying so when the Part 5 function a case of this run builds on (the
+    ``simulate_step`` and ``ddp_step`` cases) differs: fix that first."""
+    values = part5.compare_values(rule)
+
+    def compare(o: Outcome) -> None:
+        for case, r, g in zip(o.run.kwargs["cases"], o.ref[0], o.got[0], strict=True):
+            if case["fn"] in ("simulate_step", "ddp_step") and not close(g, r, RTOL):
+                fail(f"{part5.describe(case)}\n  yours:    {outcome_text(g)}\n  expected: {outcome_text(r)}\n"
+                     f"Bonus B's model builds on Part 5's {case['fn']}, which differs here (handout §5): fix it first.")
+        values(o)
+    return compare
+
+
 REBUILD = {"bucket_cap_mb_list": [0.001, 0.01], "rebuild_buckets": True}
 
 CHECKS = [
@@ -224,4 +321,14 @@ CHECKS = [
                                                  "synchronised), each after an evaluation forward under "
                                                  "torch.no_grad()", {"accumulate": 2, "no_grad_forward": True}))),
           compare=rebuilt_buckets),
+    Check("B.2", "the group's step when its ranks have their gradients at different times (group_step, group_order)",
+          weight=1, section="4.5",
+          runs=(timeline_run(GROUP, "the lecture's exercise 4 on one and two ranks, no tensors, 12 random groups",
+                             GROUP_MISTAKES),),
+          compare=builds_on_part5("Handout §4.5: the buckets are the group's, and each all-reduce is one collective "
+                                  "of the whole group")),
+    Check("B.3", "experiment: which order to rebuild by when the ranks disagree (rebuild_order_effect)", weight=1,
+          section="4.5", runs=(timeline_run(REBUILD_EFFECT, "two made-up models with two branches"),),
+          compare=builds_on_part5("Handout §4.5, rebuild_order_effect: every rank buckets by the same order; each "
+                                  "choice is judged by the group's step")),
 ]

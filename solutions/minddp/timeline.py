@@ -473,6 +473,66 @@ def skip_sync_speedup(model: ModelSpec | None = None, world_size: int = SKIP_SYN
     # END SOLUTION
 
 
+# Bonus B (handout §4.5): one bucket order for a group whose ranks disagree --------------------------------
+
+def group_step(ready_times_per_rank: Sequence[Sequence[float]], buckets: Sequence[Sequence[int]],
+               comm_time: CommTime, overlap: bool = True) -> StepTimeline:
+    """One backward of a whole group on the two-stream model, when each rank has its own gradient-ready times
+    (``ready_times_per_rank[r][i]``: when rank r has gradient i) and every rank has the same ``buckets``.
+
+    Each rank launches its buckets as Part 3's Reducer does; each all-reduce is ONE collective of the whole group,
+    and the group's all-reduces go one at a time, in bucket index order. The timeline is the group's, with the
+    fields of ``simulate_step``'s: ``bucket_ready[b]`` is when the group can start bucket b's all-reduce (were the
+    communication stream free), ``backward_end`` when the last rank's backward ends.
+    """
+    if not ready_times_per_rank:
+        raise ValueError("a group has at least one rank")
+    # BEGIN SOLUTION  hint: Bonus B (handout §4.5)
+    # An all-reduce is under way only once every rank has launched it, and a rank launches a bucket once it holds
+    # all of the bucket's gradients (its earlier buckets launched before it, and the stream serialises them anyway):
+    # for the group, a gradient is ready when the LAST rank has it. The rest is one communication stream.
+    ready = [max(times) for times in zip(*ready_times_per_rank, strict=True)]
+    return simulate_step(ready, buckets, comm_time, overlap)
+    # END SOLUTION
+
+
+def group_order(ready_times_per_rank: Sequence[Sequence[float]]) -> list[int]:
+    """The order in which the group as a whole has its gradients (ready as ``group_step`` counts it), earliest
+    first; gradients ready at the same time, the smaller index first."""
+    # BEGIN SOLUTION  hint: Bonus B (handout §4.5)
+    ready = [max(times) for times in zip(*ready_times_per_rank, strict=True)]
+    return sorted(range(len(ready)), key=lambda i: (ready[i], i))
+    # END SOLUTION
+
+
+def rebuild_order_effect(model: ModelSpec, rank_orders: Sequence[Sequence[int]], alpha: float = ALPHA_S,
+                         beta: float = BETA_BYTES_PER_S,
+                         bucket_size_limits: Sequence[int] = (LECTURE_BUCKET_CAP_BYTES,)) -> dict:
+    """Which order to rebuild the buckets by, when the ranks' backwards produce ``model``'s gradients in different
+    orders: ``rank_orders[r]`` is rank r's (as many ranks as orders; each gradient's share of the backward as in
+    ``ddp_step``). Every rank buckets by the same order, with ``bucket_size_limits``, and each choice is judged by
+    the group's step (``group_step``, one ring all-reduce per bucket).
+
+    Returns ``{"no_rebuild_s": the step with DDP's first buckets (reverse registration order), "by_rank_s": [the
+    step when the buckets are rebuilt by rank r's order, for each rank r], "by_group_s": the step when they are
+    rebuilt by ``group_order``}``.
+    """
+    # BEGIN SOLUTION  hint: Bonus B (handout §4.5)
+    tensors = meta_tensors(model.shapes)
+    costs = model.compute_costs if model.compute_costs is not None else param_numels(model.shapes)
+    ready = [backward_ready_times(costs, model.backward_time, order) for order in rank_orders]
+    nbytes = [t.numel() * t.element_size() for t in tensors]
+
+    def step(order: Sequence[int] | None) -> float:
+        buckets = compute_bucket_assignment(tensors, bucket_size_limits, order)
+        comm = [ring_allreduce_time(sum(nbytes[i] for i in b), len(rank_orders), alpha, beta) for b in buckets]
+        return group_step(ready, buckets, comm).step_time
+
+    return {"no_rebuild_s": step(None), "by_rank_s": [step(order) for order in rank_orders],
+            "by_group_s": step(group_order(ready))}
+    # END SOLUTION
+
+
 def lecture_comparison() -> list[tuple[str, float, float]]:
     """``(quantity, your model, the lecture)`` for every number the lecture quotes (ms, x, %), from your
     experiments with the lecture's constants."""
