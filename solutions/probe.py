@@ -27,8 +27,9 @@ stops the rank that raised it; its message is printed. ``--kwargs`` takes the DD
 into groups, each rank's DDP on its own group.
 
 **Bucket mode** prints what ``torch.distributed._compute_bucket_assignment_by_size`` (torch's bucketing)
-makes of tensors you describe: ``SIZE[:dtype][@cpu][*N]``, SIZE an element count (``1000``) or bytes
-(``10MiB``, ``4KiB``, ``1.5MB``, ``100B``); meta tensors (no memory) unless ``@cpu`` (a second device).
+makes of tensors you describe: ``SIZE[:dtype][@cpu][/t][*N]``, SIZE an element count (``1000``) or bytes
+(``10MiB``, ``4KiB``, ``1.5MB``, ``100B``); meta tensors (no memory) unless ``@cpu`` (a second device); ``/t``
+makes the tensor a transposed 2-D view, whose memory order is not its shape's (as a channels-last weight's).
 
 This file is provided: nothing in it is graded, and your files may not call torch's DDP machinery, which it
 uses. It needs none of your code, except with ``--impl minddp`` or ``both``.
@@ -476,17 +477,18 @@ class Report:
         impls = list(self.runs)
         rows = [f"{'#':>3}  {'operation':<16}{IMPLS[impls[0]]}" + (f" (* yours: where {IMPLS[impls[1]]} differs)"
                                                                    if len(impls) > 1 else "")]
-        differing = []
+        differing, uncompared = [], []
         for index, (number, label) in enumerate(self.numbered()):
             cells = {impl: self.cell(impl, index) for impl in impls}
             if all(cell is None for cell in cells.values()):
                 continue
-            rows_of_op, differs = self.merge(cells)
-            if differs:
-                differing.append(f"#{number} {label}")
+            rows_of_op, sections = self.merge(cells)
+            if sections:
+                why = self.not_compared(index) if sections == {"collectives"} else ""
+                (uncompared if why else differing).append(f"#{number} {label}" + (f" ({why})" if why else ""))
             rows += [f"{number if i == 0 else '':>3}  {label if i == 0 else '':<16}{row}".rstrip()
                      for i, row in enumerate(rows_of_op)]
-        return "\n".join(lines + [""] + rows + self.footer(failed, differing))
+        return "\n".join(lines + [""] + rows + self.footer(failed, differing, uncompared))
 
     def numbered(self) -> list[tuple[str, str]]:
         """(number, label) of the construction and of each operation; a block's entry and exit get no number."""
@@ -515,11 +517,29 @@ class Report:
             lines += _table([[n, str(s), d, str(math.prod(s))] for n, s, d in buffers])
         return lines
 
-    def footer(self, failed: dict[str, str], differing: list[str]) -> list[str]:
+    def not_compared(self, index: int) -> str:
+        """Why the collectives of operation ``index`` are not compared by the checks, if they are not: torch's
+        first synchronised backward (one bucket), or the forward in which torch rebuilt its buckets."""
+        torch_run = self.runs.get("torch")
+        if isinstance(torch_run, str) or torch_run is None or index == 0:
+            return ""
+        kinds = [[r["ops"][i]["op"] if i < len(r["ops"]) else None for r in torch_run] for i in range(index + 1)]
+        launched = [any(i < len(r["ops"]) and r["ops"][i]["collectives"] for r in torch_run) for i in range(index + 1)]
+        if kinds[index][0] == "B" and launched[index] and not any(
+                k[0] == "B" and sent for k, sent in zip(kinds[:index], launched[:index], strict=True)):
+            return "torch's first synchronised backward"
+        if kinds[index][0] == "F" and self.bucket_lines(torch_run, index):
+            return "torch's bucket rebuild"
+        return ""
+
+    def footer(self, failed: dict[str, str], differing: list[str], uncompared: list[str] = ()) -> list[str]:
         lines = [""] + [f"{IMPLS[impl]} could not finish:\n{text}" for impl, text in failed.items()]
         if len(self.runs) > 1 and not failed:
             lines.append(f"{IMPLS['minddp']} differs from {IMPLS['torch']} in: {', '.join(differing)}." if differing
-                         else f"{IMPLS['minddp']} did what {IMPLS['torch']} did in every operation.")
+                         else f"{IMPLS['minddp']} did what {IMPLS['torch']} did in every operation the checks compare.")
+            if uncompared:
+                lines += textwrap.wrap("Also different, where the checks do not compare: " + ", ".join(uncompared) + ".",
+                                       WIDTH)
             lines += textwrap.wrap("Shown but not compared by the checks: torch's shape check in the construction (its "
                                    "first all_gather and broadcast; handout W2); the all-reduces of the first "
                                    "synchronised backward (torch's DDP uses one bucket in it; handout §3); how many "
@@ -655,10 +675,11 @@ class Report:
             lines += textwrap.wrap(f"!! {who} raised {text}", WIDTH - 22, subsequent_indent="   ")
         return lines + ["   (a rank stops at its first error)"] if lines else []
 
-    def merge(self, cells: dict[str, dict | None]) -> tuple[list[str], bool]:
+    def merge(self, cells: dict[str, dict | None]) -> tuple[list[str], set[str]]:
         """The rows of one operation: the first implementation's sections, each followed, where the second's
-        differs, by the second's, marked; and whether any did (torch's shape check and buckets are not compared)."""
-        rows, differs = [], False
+        differs, by the second's, marked; and the sections that differ (torch's shape check and buckets are not
+        compared)."""
+        rows, differs = [], set()
         first, *others = [cell or {} for cell in cells.values()]
         for section in ("check", "collectives", "values", "buckets", "error"):
             rows += first.get(section, [])
@@ -666,7 +687,7 @@ class Report:
                 theirs = other.get(section, [])
                 if section in ("check", "buckets") or theirs == first.get(section, []):
                     continue
-                differs = True
+                differs.add(section)
                 rows += [f"{'* yours:' if i == 0 else '*':<9}{line}" for i, line in enumerate(theirs or ["(nothing)"])]
         return rows, differs
 
@@ -726,7 +747,7 @@ DTYPES = {"float32": torch.float32, "float": torch.float32, "float16": torch.flo
           "bfloat16": torch.bfloat16, "float64": torch.float64, "double": torch.float64}
 UNITS = {"B": 1, "KB": 10**3, "MB": 10**6, "GB": 10**9, "KIB": 2**10, "MIB": 2**20, "GIB": 2**30}
 SIZE = re.compile(r"^(\d+(?:\.\d+)?)([A-Za-z]*)$")
-TENSOR = re.compile(r"^(?P<size>[^:@*]+)(?::(?P<dtype>\w+))?(?:@(?P<device>\w+))?(?:\*(?P<count>\d+))?$")
+TENSOR = re.compile(r"^(?P<size>[^:@*/]+)(?::(?P<dtype>\w+))?(?:@(?P<device>\w+))?(?P<layout>/\w+)?(?:\*(?P<count>\d+))?$")
 MAX_CPU_BYTES = 2**30
 
 
@@ -736,6 +757,15 @@ class TensorSpec:
     dtype: torch.dtype
     device: str
     text: str = field(default="", compare=False)
+    transposed: bool = False  # a 2-D view of (2, n/2) memory, transposed: not contiguous
+
+    def tensor(self) -> torch.Tensor:
+        flat = torch.empty(self.elements, dtype=self.dtype, device=self.device)
+        return flat.view(2, self.elements // 2).t() if self.transposed else flat
+
+    @property
+    def layout(self) -> str:
+        return f"{self.elements // 2}x2 transposed" if self.transposed else "contiguous"
 
     @property
     def bytes(self) -> int:
@@ -756,13 +786,13 @@ def parse_bytes(text: str, what: str) -> int:
 
 
 def parse_tensors(text: str) -> list[TensorSpec]:
-    """``SIZE[:dtype][@cpu][*N]`` for each tensor, in registration order; SIZE is elements or bytes with a unit."""
+    """``SIZE[:dtype][@cpu][/t][*N]`` for each tensor, in registration order; SIZE is elements or bytes with a unit."""
     specs = []
     for token in text.split():
         match = TENSOR.match(token)
         if not match:
-            raise ProbeError(f"TENSORS: cannot read {token!r}: write SIZE[:dtype][@cpu][*N], e.g. 1000 (elements), "
-                             "10MiB, 8MiB:float16, 4KiB@cpu, 1KiB*100")
+            raise ProbeError(f"TENSORS: cannot read {token!r}: write SIZE[:dtype][@cpu][/t][*N], e.g. 1000 (elements), "
+                             "10MiB, 8MiB:float16, 4KiB@cpu, 4KiB/t, 1KiB*100")
         dtype = DTYPES.get((match["dtype"] or "float32").lower())
         if dtype is None:
             raise ProbeError(f"TENSORS: {token!r}: unknown dtype {match['dtype']!r}; choose {', '.join(DTYPES)}")
@@ -778,7 +808,13 @@ def parse_tensors(text: str) -> list[TensorSpec]:
                 raise ProbeError(f"TENSORS: {token!r}: {nbytes} bytes is not a whole number of {match['dtype'] or 'float32'} "
                                  f"elements ({dtype.itemsize} bytes each)")
             elements = nbytes // dtype.itemsize
-        specs += [TensorSpec(elements, dtype, device, token)] * int(match["count"] or 1)
+        layout = match["layout"]
+        if layout not in (None, "/t"):
+            raise ProbeError(f"TENSORS: {token!r}: unknown layout {layout!r}; /t (a transposed 2-D view) or none")
+        if layout and (elements < 4 or elements % 2):
+            raise ProbeError(f"TENSORS: {token!r}: /t needs an even number of elements, at least 4 (a 2 x n/2 "
+                             "tensor, transposed)")
+        specs += [TensorSpec(elements, dtype, device, token, bool(layout))] * int(match["count"] or 1)
     if not specs:
         raise ProbeError("TENSORS is empty: describe the tensors in registration order, e.g. "
                          "TENSORS=\"10MiB 2MiB 8MiB 20MiB 4MiB\"")
@@ -805,7 +841,7 @@ def parse_order(text: str, count: int) -> tuple[list[int], str]:
 
 def torch_bucket_assignment(specs: list[TensorSpec], limits: list[int], order: list[int]) -> tuple[list[list[int]], list[int]]:
     """torch's own answer: (buckets of tensor indices, the limit each bucket was filled up to)."""
-    tensors = [torch.empty(s.elements, dtype=s.dtype, device=s.device) for s in specs]
+    tensors = [s.tensor() for s in specs]
     buckets, bucket_limits_used = dist._compute_bucket_assignment_by_size([tensors[i] for i in order], limits, [], order)
     return [list(b) for b in buckets], list(bucket_limits_used)
 
@@ -818,8 +854,8 @@ def probe_buckets(tensors: str, limits: str = "", order: str = "") -> str:
     buckets, _ = torch_bucket_assignment(specs, limits, order)
     lines = [f"torch.distributed._compute_bucket_assignment_by_size: {len(specs)} tensors in {how}, limits "
              f"[{', '.join(human_bytes(b) for b in limits)}]" + ("" if limits_text.strip() else " (DDP's defaults)"),
-             "Tensors (registration order): elements, bytes, device"]
-    lines += _table([[f"t{i}", f"{s.elements} {collective_dtype(s.dtype)}", human_bytes(s.bytes), s.device]
+             "Tensors (registration order): elements, bytes, device, memory layout"]
+    lines += _table([[f"t{i}", f"{s.elements} {collective_dtype(s.dtype)}", human_bytes(s.bytes), s.device, s.layout]
                      for i, s in enumerate(specs)])
     lines += ["Order: " + " ".join(f"t{i}" for i in order), "Buckets, in the order torch returns them:"]
     # Not each bucket's limit: which limit a bucket got is one of the facts the probe lets students find out.
@@ -847,7 +883,7 @@ def main(argv: list[str] | None = None) -> int:
     ddp.add_argument("--kwargs", default="", help="the DDP's arguments: \"bucket_cap_mb=0.001 find_unused_parameters=True\"")
     ddp.add_argument("--ranks", type=int, default=2, help="how many gloo processes (default 2)")
     buckets = modes.add_parser("buckets", help="torch's bucket assignment of tensors you describe")
-    buckets.add_argument("tensors", help="SIZE[:dtype][@cpu][*N] ..., registration order: 10MiB 2MiB 8MiB:float16")
+    buckets.add_argument("tensors", help="SIZE[:dtype][@cpu][/t][*N] ..., registration order: 10MiB 2MiB 8MiB:float16")
     buckets.add_argument("--limits", default="", help="bucket byte limits, e.g. \"1MiB 12MiB\" (default DDP's: 1 MiB, 25 MiB)")
     buckets.add_argument("--order", default="", help="reverse (default), registration, or indices \"4 3 2 1 0\"")
     args = parser.parse_args(argv)

@@ -10,6 +10,7 @@ import re
 
 import probe
 import pytest
+import torch
 
 from checks.scenarios import bucket_cases
 
@@ -122,3 +123,13 @@ def test_bucket_mode_defaults_and_errors():
             probe.probe_buckets(tensors)
     with pytest.raises(probe.ProbeError, match="each of the 2 tensors"):
         probe.probe_buckets("1 2", order="1 1")
+    for tensors, words in (("2/t", "at least 4"), ("5/t", "even number"), ("4KiB/x", "unknown layout '/x'")):
+        with pytest.raises(probe.ProbeError, match=re.escape(words)):
+            probe.probe_buckets(tensors)
+
+
+def test_bucket_mode_makes_and_names_a_transposed_view():
+    spec, = probe.parse_tensors("24:float16@cpu/t")
+    tensor = spec.tensor()
+    assert (tensor.shape, tensor.stride(), tensor.is_contiguous(), tensor.dtype) == ((12, 2), (1, 12), False, torch.float16)
+    assert "12x2 transposed" in probe.probe_buckets("24:float16@cpu/t 8")

@@ -306,7 +306,7 @@ def bucket_cap_sweep(model: ModelSpec | None = None, world_size: int = LECTURE_W
     # BEGIN SOLUTION
     points = []
     for cap in caps:
-        limits = [model_bytes(model.shapes) if cap is None else cap]
+        limits = [model_bytes(model.shapes) + 1 if cap is None else cap]  # + 1: no bucket reaches it and seals
         tl = model.step(world_size, limits, alpha, beta)
         points.append({"cap_bytes": cap, "num_buckets": tl.num_buckets, "step_s": tl.step_time})
     no_overlap = model.step(world_size, [no_overlap_cap], alpha, beta, overlap=False)

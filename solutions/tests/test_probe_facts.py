@@ -1,5 +1,5 @@
 """Staff only (not in the release: tools/release.py STAFF_ONLY): what `make probe` shows of torch 2.13's DDP, as
-facts. The handout asks students to observe these with the probe (W4, W6, C8, Bonus A and B), so they stay here,
+facts. The handout asks students to observe these with the probe (R2, W4, W6, C8, Bonus A and B), so they stay here,
 where they prove the probe shows them."""
 
 from __future__ import annotations
@@ -75,3 +75,11 @@ def test_find_unused_parameters_adds_one_usage_all_reduce_and_never_rebuilds(poo
                 "every bucket is reduced, also the one no rank used (p2 p3 in the first backward)"
             assert described(backward["collectives"])[-1] == ("all_reduce", ((len(sizes),),), ("Int",))
     assert "-> .grad: None (no gradient): p2 p3" in report.text()
+
+
+def test_memory_layout_makes_no_group_of_its_own():
+    """R2: a tensor whose memory order is not its shape's shares a bucket with contiguous ones (the bucket copies
+    each gradient into its slot; only dtype and device decide the flat buffer)."""
+    text = probe.probe_buckets("1KiB 1KiB/t 1KiB", "1MiB")
+    rows = [line.split()[2:] for line in text.splitlines() if line.startswith("  bucket ")]
+    assert [[t for t in row if t.startswith("t")] for row in rows] == [["t2", "t1", "t0"]], text
