@@ -182,9 +182,8 @@ def install_hook(impl: str, ddp: torch.nn.Module, hook: str, names: dict[int, st
 
 def slot_contents(buffer: torch.Tensor, params: list[torch.Tensor]) -> list[str]:
     """What each parameter's slot of a bucket's flat buffer holds (the parameters in buffer order), compared with
-    its .grad, the raw gradient, at launch: "grad" laid out as the parameter lies in memory (torch's slot:
-    ``as_strided(size, stride, offset)``), "grad, row-major" (the same for a contiguous parameter), "no .grad"
-    or "other"."""
+    its .grad, the raw gradient, at launch: "grad" laid out as the parameter lies in memory (as torch's slot
+    is), "grad, row-major" (the same for a contiguous parameter), "no .grad" or "other"."""
     kinds, offset = [], 0
     for p in params:
         n, g = p.numel(), p.grad

@@ -145,8 +145,8 @@ class Reducer:
     # YOUR DESIGN (handout §3): your steps from a ready gradient to a launched bucket (C2, C3, C4, C7).
 
     def finalize_backward(self) -> None:
-        """The end of a reducing backward: when it returns, every ``.grad`` holds the average (C3, C4, C6),
-        or, if some bucket never filled, nothing is written back (C8). Bonus A: with usage tracking, call
+        """The end of a reducing backward: when it returns, every ``.grad`` holds the average (C3, C4, C6);
+        when some bucket never filled, C8 says what must hold. Bonus A: with usage tracking, call
         ``all_reduce_usage()`` once and leave a parameter no rank used as it was."""
         # YOUR CODE HERE: replace this raise.
         raise NotImplementedError("Part 3: Reducer.finalize_backward — see handout §3")

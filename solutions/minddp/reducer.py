@@ -277,8 +277,8 @@ class Reducer:
     # END SOLUTION
 
     def finalize_backward(self) -> None:
-        """The end of a reducing backward: when it returns, every ``.grad`` holds the average (C3, C4, C6),
-        or, if some bucket never filled, nothing is written back (C8). Bonus A: with usage tracking, call
+        """The end of a reducing backward: when it returns, every ``.grad`` holds the average (C3, C4, C6);
+        when some bucket never filled, C8 says what must hold. Bonus A: with usage tracking, call
         ``all_reduce_usage()`` once and leave a parameter no rank used as it was."""
         # BEGIN SOLUTION
         self.expect_autograd_hooks = False

@@ -481,9 +481,9 @@ def group_step(ready_times_per_rank: Sequence[Sequence[float]], buckets: Sequenc
     (``ready_times_per_rank[r][i]``: when rank r has gradient i) and every rank has the same ``buckets``.
 
     Each rank launches its buckets as Part 3's Reducer does; each all-reduce is ONE collective of the whole group,
-    and the group's all-reduces go one at a time, in bucket index order. The timeline is the group's, with the
-    fields of ``simulate_step``'s: ``bucket_ready[b]`` is when the group can start bucket b's all-reduce (were the
-    communication stream free), ``backward_end`` when the last rank's backward ends.
+    and the group's all-reduces go one at a time, in bucket index order. The timeline is the group's, its fields
+    meaning what ``simulate_step``'s mean, for the group as a whole: ``bucket_ready[b]`` is when bucket b is ready
+    for the group (the order of launches aside), ``backward_end`` when the last rank's backward ends.
     """
     if not ready_times_per_rank:
         raise ValueError("a group has at least one rank")
