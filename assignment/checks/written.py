@@ -10,7 +10,6 @@ Questions that ask you to reason a result out by hand (Q3-Q5, Q7) are not comput
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 MiB = 1024 * 1024
@@ -27,32 +26,6 @@ Q2_LIMITS_MIB = [2, 8]
 
 # Q11 -- the efficiency level whose crossing the question asks for.
 Q11_EFFICIENCY = 0.5
-
-
-# Q10 -- the lecture's ResNet-50 (minddp.timeline's resnet50_model(): handout/tests checks these) on a ring of 16.
-PREDICTION_WORLD_SIZE = 16
-RESNET50_GRAD_BYTES = 25_557_032 * 4  # float32 gradients
-
-
-RING_FROM_CODE = "ring_allreduce_time from your code"  # your Part 5 model, which Q9 and Q10 use (handout §6)
-
-
-def ring_sizes(m: dict) -> list[list[int]]:
-    """The (bytes, world size) pairs whose all-reduce Q9 and Q10 need from your model: every measured size and
-    Q10's, on your world size, and Q10's ResNet-50 on its ring (``m``: q8_measurements(), as returned)."""
-    k, sizes = m.get("world_size"), m.get("allreduce_s")
-    pairs = [[int(n), k] for n in sizes if isinstance(n, int) or (isinstance(n, str) and n.isdigit())] \
-        if isinstance(sizes, dict) else []
-    each, count = m.get("small_tensor_bytes"), m.get("small_tensors")
-    if isinstance(each, int) and isinstance(count, int):
-        pairs += [[each, k], [count * each, k]]
-    return pairs + [[RESNET50_GRAD_BYTES, PREDICTION_WORLD_SIZE]]
-
-
-def ring_times(ring: Callable, m: dict) -> list[list[float]]:
-    """``ring(n, K, α, β)`` (your ``ring_allreduce_time``) at α = 1 s and β = 1 and 2 bytes/s, for each pair
-    of ``ring_sizes(m)``: what ``part6.ring_terms_of`` reads your model's two terms from."""
-    return [[n, k, float(ring(n, k, 1.0, 1.0)), float(ring(n, k, 1.0, 2.0))] for n, k in ring_sizes(m)]
 
 
 def q2_tensors() -> list:

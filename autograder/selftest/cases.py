@@ -7,8 +7,9 @@ A case says what a student did (``edits``) and what the autograder must answer (
             {student file: "whole new text"}                  the file is replaced
             {student file: a function returning that text}    ... made only when the case is graded
             {student file: None}                               the file is left out of the submission
-    zero    parts ("1".."6", "A", "B" for the bonus) every test of which must score 0
-    full    parts every test of which must pass; FULL_REST (the default) = every part not in ``zero``
+    zero    parts ("1".."6", "A", "B" for the bonus) or checks ("B.1": with its hidden twin) every test of which
+            must score 0
+    full    parts or checks every test of which must pass; FULL_REST (the default) = every test not in ``zero``
     says    {part or "top": substring}: some test output of that part (or the top-level output) has it
     score   (low, high) total score; None = implied by ``zero`` and ``full`` (taken from the solutions' run)
     check   extra assertions ``check(results, isolated) -> [problem, ...]`` (isolated: the grader ran
@@ -187,7 +188,7 @@ CASES = [
          zero=("2",), says={"2": "minddp/bucketing.py does not compile", "top": "does not compile"}),
     Case("import-error", "reducer.py imports a module that does not exist",
          edits={REDUCER: [(REDUCER_IMPORTS, REDUCER_IMPORTS + "import minddp_helpers_i_forgot_to_submit\n")]},
-         zero=("3", "A", "B"), says={"3": "No module named 'minddp_helpers_i_forgot_to_submit'"}),
+         zero=("3", "A", "B.1"), says={"3": "No module named 'minddp_helpers_i_forgot_to_submit'"}),
     Case("missing-file", "ddp.py is not in the submission (the bonus work is in it: no bonus either)",
          edits={DDP: None}, zero=("4", "A", "B"),
          says={"4": "minddp/ddp.py was not found", "A": "your own minddp/ddp.py", "top": "minddp/ddp.py"}),
@@ -197,19 +198,19 @@ CASES = [
     Case("deadlock", "rank 0 launches an extra all_reduce in finalize_backward",
          edits={REDUCER: [(FINALIZE_BODY, "        if dist.get_rank() == 0:\n"
                                           "            dist.all_reduce(torch.zeros(1))\n" + FINALIZE_BODY)]},
-         zero=("3", "A", "B"), says={"3": "collective"}, waits=True),
+         zero=("3", "A", "B.1"), says={"3": "collective"}, waits=True),
     Case("os-exit", "os._exit(1) inside the autograd hook",
          edits={REDUCER: [(HOOK_BODY, "        import os\n        os._exit(1)\n" + HOOK_BODY)]},
-         zero=("3", "A", "B"), says={"3": "before it reported a result"}),
+         zero=("3", "A", "B.1"), says={"3": "before it reported a result"}),
     Case("print-flood", "prints 10 MB in every autograd hook call",
          edits={REDUCER: [(HOOK_BODY, "        print('x' * 10_000_000)\n" + HOOK_BODY)]},
-         zero=("3", "A", "B"), says={"3": "printed more than"}),
+         zero=("3", "A", "B.1"), says={"3": "printed more than"}),
     Case("write-results", "tries to overwrite results.json (Gradescope's path, the grader's --results, ./results.json)",
          edits={REDUCER: [(REDUCER_IMPORTS, REDUCER_IMPORTS + WRITE_RESULTS)]}, check=_not_tampered),
     Case("read-hidden", "reads the hidden checks and the reference and raises them into the test output",
          edits={REDUCER: [(REDUCER_IMPORTS, REDUCER_IMPORTS + READ_HIDDEN),
                           (REDUCER_INIT_BODY, "        _peek_at_hidden_files()\n" + REDUCER_INIT_BODY)]},
-         zero=("3", "A", "B"), says={"3": "LEAK-ATTEMPT"}, check=_isolation_check),
+         zero=("3", "A", "B.1"), says={"3": "LEAK-ATTEMPT"}, check=_isolation_check),
     Case("read-reference", "a submission of stubs whose process_group.py reads every file beside it and raises "
          "their text into the output: no reference solution is there to read",
          start="stubs", edits={PROCESS_GROUP: _solution_text(PROCESS_GROUP).replace(PG_IMPORTS, PG_IMPORTS + REFERENCE_PROBE, 1)},

@@ -132,7 +132,7 @@ def scoped(case: Case) -> Case:
         return case
     reach = parts_reading(case.edits, files_by_part())
     skipped = PART_ORDER[:PART_ORDER.index(reach[0])] if reach else ()
-    if not skipped or set(skipped) & {*case.zero, *case.says}:
+    if not skipped or set(skipped) & {*(z.split(".")[0] for z in case.zero), *case.says}:
         return case
     return replace(case, parts=PART_ORDER[len(skipped):])
 
@@ -142,6 +142,13 @@ def scoped(case: Case) -> Case:
 def part_of(test: dict) -> str:
     """"3.10" -> "3", "A.2" -> "A"."""
     return str(test.get("number", "?")).split(".")[0]
+
+
+def meant(test: dict, items) -> bool:
+    """Whether a case's ``zero`` or ``full`` names ``test``: by its part ("B") or by its check ("B.1", which
+    holds its hidden twin "B.1h" too)."""
+    number = str(test.get("number", "?"))
+    return part_of(test) in items or number.removesuffix("h") in items
 
 
 def graded_in(test: dict, case: Case) -> bool:
@@ -173,7 +180,6 @@ def expectation_problems(case: Case, results: dict, baseline: dict | None) -> li
     """What ``results`` gets wrong about ``case``'s expectation (``baseline``: the solutions' results)."""
     problems = []
     tests = results.get("tests", [])
-    parts = sorted({part_of(t) for t in tests})
     if baseline is not None:
         want = [(t["number"], t["name"]) for t in baseline["tests"] if graded_in(t, case)]
         have = [(t.get("number"), t.get("name")) for t in tests]
@@ -181,13 +187,14 @@ def expectation_problems(case: Case, results: dict, baseline: dict | None) -> li
             missing = [w for w in want if w not in have]
             problems.append(f"the tests differ from the solutions' run (missing: {missing[:5]})")
     full_score = {t["number"]: t["score"] for t in baseline["tests"]} if baseline else {}
-    full = [p for p in parts if p not in case.zero] if case.full == FULL_REST else list(case.full)
-    for part in case.zero:
-        scored = [f"{t['number']} ({t['score']})" for t in tests if part_of(t) == part and t.get("score")]
+    zero = [t for t in tests if meant(t, case.zero)]
+    full = [t for t in tests if t not in zero and (case.full == FULL_REST or meant(t, case.full))]
+    for item in case.zero:
+        scored = [f"{t['number']} ({t['score']})" for t in tests if meant(t, (item,)) and t.get("score")]
         if scored:
-            problems.append(f"part {part} must score 0, but these tests scored: {', '.join(scored)}")
-    for part in full:
-        lost = [t for t in tests if part_of(t) == part and (t.get("status") != "passed" or
+            problems.append(f"part {item} must score 0, but these tests scored: {', '.join(scored)}")
+    for part in sorted({part_of(t) for t in full}):
+        lost = [t for t in full if part_of(t) == part and (t.get("status") != "passed" or
                                                            t.get("score") != full_score.get(t["number"], t.get("score")))]
         for t in lost[:3]:
             first = (t.get("output", "").strip().splitlines() or [""])[0][:300]
@@ -196,8 +203,8 @@ def expectation_problems(case: Case, results: dict, baseline: dict | None) -> li
     if case.score is not None:
         low, high = case.score
     else:
-        low = sum(full_score.get(t["number"], 0) for t in tests if part_of(t) in full)
-        high = low + sum(full_score.get(t["number"], 0) for t in tests if part_of(t) not in full + list(case.zero))
+        low = sum(full_score.get(t["number"], 0) for t in full)
+        high = low + sum(full_score.get(t["number"], 0) for t in tests if t not in full and t not in zero)
     if not low - 1e-3 <= results.get("score", -1) <= high + 1e-3:  # scores are rounded to 4 places
         problems.append(f"score {results.get('score')} is outside the expected range [{low}, {high}]")
     for where, text in case.says.items():

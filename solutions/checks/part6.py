@@ -8,27 +8,18 @@ within a relative tolerance of 1e-3.
 Q8-Q10 are about YOUR machine, so there is no reference answer: their checks (below ``answer_check``) are
 consistency checks, and your copy runs them in full, exactly as Gradescope does. Q8's measurement must have
 the shape ``make measure`` prints; Q9's α and β must be what the fit of the handout gives on that very
-measurement (the check refits it, with your own model's ring all-reduce: Part 5's ``ring_allreduce_time``)
-and physically plausible; Q10's predictions must be what the α-β model gives with your own α and β (the
-check recomputes them, with the same ring). A wrong Q8 or Q9 is charged once: Q10 is judged on your own Q9,
-whatever it is; a wrong ring all-reduce is charged by check 5.1, as Q9 and Q10 use yours.
+measurement (the check refits it) and physically plausible; Q10's predictions must be what the α-β model
+gives with your own α and β (the check recomputes them). A wrong Q8 or Q9 is charged once: Q10 is judged
+on your own Q9, whatever it is.
 """
 
 from __future__ import annotations
 
 import math
 import numbers
-from collections.abc import Callable
 
 from checks.check import NONE, Check, Failure, Outcome, Run, fail
-from checks.written import (
-    FROM_CODE,
-    PREDICTION_WORLD_SIZE,
-    Q2_PARAMS,
-    RESNET50_GRAD_BYTES,
-    RING_FROM_CODE,
-    USES,
-)
+from checks.written import FROM_CODE, Q2_PARAMS, USES
 
 ANSWER_RTOL = 1e-3
 INT, REAL, CAP, BUCKETS = "an int", "a number", "a cap in bytes (an int) or None", "buckets"
@@ -138,8 +129,10 @@ BETA_RANGE_BYTES_PER_S = (1e6, 1e13)  # 1 MB/s .. 10 TB/s: 1/β between 1e-13 an
 FLOAT32_BYTES = 4
 # Q10's model: the lecture's ResNet-50 on a ring of 16 ranks, 25 MB buckets or a cap of 0, without overlap.
 # These are minddp.timeline's numbers (resnet50_model(); handout/tests checks them against it).
+PREDICTION_WORLD_SIZE = 16
 PREDICTION_CAP_MB = 25  # decimal MB, as the lecture's
 RESNET50_BACKWARD_MS = 32.93
+RESNET50_GRAD_BYTES = 25_557_032 * FLOAT32_BYTES
 RESNET50_BUCKETS = 4  # at the 25 MB cap
 RESNET50_TENSORS = 161  # a cap of 0: one bucket, so one all-reduce, per gradient tensor
 PREDICTIONS = ("(a) the measured ratio many_small_s / one_flat_s of your Q8 dict",
@@ -154,52 +147,27 @@ def positive(value) -> bool:
     return is_a(value, REAL) and math.isfinite(value) and value > 0
 
 
-RingTerms = Callable[[float, int], tuple[float, float]]
+def ring_terms(nbytes: float, world_size: int) -> tuple[float, float]:
+    """The model's ring all-reduce (handout §5.1) as its coefficients (of α, of 1/β)."""
+    rounds = 2 * (world_size - 1)
+    return float(rounds), rounds / world_size * nbytes
 
 
-def ring_terms_of(o: Outcome, question: str) -> RingTerms:
-    """Your model's all-reduce of n bytes on K ranks as its two coefficients (of α, of 1/β): the model is linear
-    in α and 1/β, so two of its times give both (t(1, 1) = a + b, t(1, 2) = a + b/2)."""
-    got = o.got[0].get(RING_FROM_CODE)
-    if got is None or "error" in got:
-        raised = f"raised {got['error']}: {got['message']}" if got else "could not be run"
-        fail(f"{question} uses your model's ring all-reduce (handout §6), and your ring_allreduce_time {raised}. "
-             "Write it first (handout §5.1, check 5.1).")
-    return terms_from_times(got["value"], question)
-
-
-def terms_from_times(times: list, question: str) -> RingTerms:
-    """``ring_times``'s table as the model's two coefficients of each (bytes, world size)."""
-    terms = {}
-    for n, k, one, two in times:
-        if not (is_a(one, REAL) and is_a(two, REAL) and math.isfinite(one) and math.isfinite(two)):
-            fail(f"{question} uses your model's ring all-reduce (handout §6), and your ring_allreduce_time({n}, {k}, "
-                 f"1.0, 1.0 or 2.0) returned {one!r}, {two!r}: not finite numbers of seconds. Fix it first "
-                 "(handout §5.1, check 5.1).")
-        terms[(n, k)] = (2 * two - one, 2 * (one - two))
-    return lambda nbytes, world_size: terms[(nbytes, world_size)]
-
-
-def fit_alpha_beta(allreduce_s: dict, world_size: int, terms: RingTerms,
-                   relative: bool = True) -> tuple[float, float]:
+def fit_alpha_beta(allreduce_s: dict, world_size: int, relative: bool = True) -> tuple[float, float]:
     """(α in s, β in bytes/s) minimizing Σ ((model(n) − t) / t)² over the measured (n, t), the model's time of an
-    all-reduce of n bytes being linear in α and 1/β (``terms``: its two coefficients).
+    all-reduce of n bytes being linear in α and 1/β (``ring_terms``).
 
     The model is linear in α and 1/β, so this is linear least squares. Dividing each equation by its time
     makes each size count alike: with absolute errors (``relative=False``, a mistake the messages name) the
     largest sizes alone would decide α. Solved by the 2x2 normal equations (Cramer's rule)."""
     rows = []
     for nbytes, seconds in allreduce_s.items():
-        a, b = terms(nbytes, world_size)
+        a, b = ring_terms(nbytes, world_size)
         weight = 1.0 / seconds if relative else 1.0
         rows.append((a * weight, b * weight, seconds * weight))
     saa, sab, sbb = (sum(r[i] * r[j] for r in rows) for i, j in ((0, 0), (0, 1), (1, 1)))
     say, sby = (sum(r[i] * r[2] for r in rows) for i in (0, 1))
     det = saa * sbb - sab * sab
-    if not det:
-        fail("your model's ring all-reduce gives times whose two terms (of α and of 1/β) cannot be told apart on "
-             "your measured sizes, so no α and β can be fitted to them: check your ring_allreduce_time (handout "
-             "§5.1, check 5.1).")
     alpha, inverse_beta = (say * sbb - sby * sab) / det, (saa * sby - sab * say) / det
     return alpha, (1.0 / inverse_beta if inverse_beta else math.inf)
 
@@ -259,16 +227,14 @@ def alpha_beta_of(o: Outcome) -> tuple[float, float]:
     return float(value[0]), float(value[1])
 
 
-def fit_mistakes(m: dict, terms: RingTerms) -> list[tuple[str, float, float]]:
-    """(what went wrong, the α and β it gives) for the usual mistakes of Q9, on your measurements ``m`` and your
-    model's ``terms``."""
+def fit_mistakes(m: dict) -> list[tuple[str, float, float]]:
+    """(what went wrong, the α and β it gives) for the usual mistakes of Q9, on your measurements ``m``."""
     k = m["world_size"]
-    alpha, beta = fit_alpha_beta(m["allreduce_s"], k, terms)
-    absolute = fit_alpha_beta(m["allreduce_s"], k, terms, relative=False)
-    latencies = terms(min(m["allreduce_s"]), k)[0]  # how many α your model pays for one all-reduce
+    alpha, beta = fit_alpha_beta(m["allreduce_s"], k)
+    absolute = fit_alpha_beta(m["allreduce_s"], k, relative=False)
     return [
-        ("the latency counted once per all-reduce instead of as often as your model pays it",
-         latencies * alpha, beta),
+        ("the latency counted once per all-reduce instead of once per round",
+         2 * (k - 1) * alpha, beta),
         ("β in float32 elements per second: n is the number of BYTES", alpha, beta / FLOAT32_BYTES),
         ("β in seconds per byte: β is a bandwidth, in bytes per second (as in minddp.timeline)", alpha, 1 / beta),
         ("absolute errors minimized: divide each equation by its measured time (relative errors)", *absolute),
@@ -290,8 +256,7 @@ def deviation(value: float, fit: float) -> str:
 def check_fit(o: Outcome) -> None:
     m = measurements_of(o, "Q9")
     alpha, beta = alpha_beta_of(o)
-    terms = ring_terms_of(o, "Q9")
-    fit_alpha, fit_beta = fit_alpha_beta(m["allreduce_s"], m["world_size"], terms)
+    fit_alpha, fit_beta = fit_alpha_beta(m["allreduce_s"], m["world_size"])
     low_a, high_a = ALPHA_RANGE_S
     low_b, high_b = BETA_RANGE_BYTES_PER_S
     if not (low_a <= fit_alpha <= high_a and low_b <= fit_beta <= high_b):
@@ -302,7 +267,7 @@ def check_fit(o: Outcome) -> None:
     off = [f"{name} is {deviation(value, fit)}" for name, value, fit in (("α", alpha, fit_alpha), ("β", beta, fit_beta))
            if not math.isclose(value, fit, rel_tol=FIT_RTOL)]
     if off:
-        named = [text for text, a, b in fit_mistakes(m, terms)
+        named = [text for text, a, b in fit_mistakes(m)
                  if math.isclose(alpha, a, rel_tol=FIT_RTOL) and math.isclose(beta, b, rel_tol=FIT_RTOL)]
         fail(f"q9_alpha_beta() returned α = {alpha:.4g} s, β = {beta:.4g} bytes/s; the least-squares fit of handout "
              f"§6 (Q9) to your own q8_measurements() gives α = {fit_alpha:.4g} s, β = {fit_beta:.4g} bytes/s: "
@@ -316,19 +281,18 @@ def check_fit(o: Outcome) -> None:
              f"{high_a:g}] s, β in [{low_b:g}, {high_b:g}] bytes/s (handout §6, Q9).")
 
 
-def predictions(m: dict, alpha: float, beta: float, terms: RingTerms) -> tuple[float, float, float, float]:
-    """Q10 from measurements ``m`` and α (s), β (bytes/s), by the α-β model of handout §5 (``terms``: its ring
-    all-reduce's two coefficients)."""
+def predictions(m: dict, alpha: float, beta: float) -> tuple[float, float, float, float]:
+    """Q10 from measurements ``m`` and α (s), β (bytes/s), by the α-β model of handout §5."""
     k, count, each = m["world_size"], m["small_tensors"], m["small_tensor_bytes"]
 
     def ring(nbytes: float, world_size: int) -> float:
-        a, b = terms(nbytes, world_size)
+        a, b = ring_terms(nbytes, world_size)
         return a * alpha + b / beta
 
     def no_overlap_ms(all_reduces: int) -> float:
         # Backward, then every bucket's all-reduce, one after another: the latency once per bucket, the
         # bandwidth term once for all the bytes (it is linear in n).
-        a, b = terms(RESNET50_GRAD_BYTES, PREDICTION_WORLD_SIZE)
+        a, b = ring_terms(RESNET50_GRAD_BYTES, PREDICTION_WORLD_SIZE)
         return RESNET50_BACKWARD_MS + 1e3 * (all_reduces * a * alpha + b / beta)
 
     return (m["many_small_s"] / m["one_flat_s"], count * ring(each, k) / ring(count * each, k),
@@ -345,7 +309,7 @@ def check_predictions(o: Outcome) -> None:
     problem = format_problem("q10_predictions", value, (REAL,) * len(PREDICTIONS))
     if problem:
         fail(problem + " (handout §6, Q10)")
-    expected = predictions(m, alpha, beta, ring_terms_of(o, "Q10"))
+    expected = predictions(m, alpha, beta)
     for position, (mine, right, what) in enumerate(zip(value, expected, PREDICTIONS, strict=True)):
         if math.isclose(mine, right, rel_tol=ANSWER_RTOL):
             continue
@@ -365,16 +329,14 @@ def check_measurements(o: Outcome) -> None:
     read_measurements(answer_of(o, "q8_measurements"))
 
 
-def measured_check(number: str, title: str, points: float, compare, ring: bool = True) -> Check:
-    """A check of Q8-Q10: all its points from your own answers, which your copy checks in full (with ``ring``,
-    beside what your model's ring all-reduce gives)."""
-    label = "your answers.py (your own measurements" + (", your ring_allreduce_time)" if ring else ")")
+def measured_check(number: str, title: str, points: float, compare) -> Check:
+    """A check of Q8-Q10: all its points from your own answers, which your copy checks in full."""
     return Check(number, title, weight=points, section="6", public_share=1.0, compare=compare,
-                 runs=(Run("answers", {"names": NAMES, **({"ring": True} if ring else {})}, ref=NONE, label=label),))
+                 runs=(Run("answers", {"names": NAMES}, ref=NONE, label="your answers.py (your own measurements)"),))
 
 
 MEASURED_CHECKS = [
-    measured_check("6.8", "Q8: your all-reduce measurements", 0.5, check_measurements, ring=False),
+    measured_check("6.8", "Q8: your all-reduce measurements", 0.5, check_measurements),
     measured_check("6.9", "Q9: alpha and beta fitted to your measurements", 1.0, check_fit),
     measured_check("6.10", "Q10: predictions from your alpha and beta", 1.0, check_predictions),
 ]

@@ -763,11 +763,10 @@ def usage_counts(steps: int = 3) -> dict:
     return {"names": [names[id(p)] for p in ddp.reducer.params], "counts": returned, "local_used_kept": kept}
 
 
-def answers(names: list[str], from_code: bool = False, ring: bool = False) -> dict:
+def answers(names: list[str], from_code: bool = False) -> dict:
     """What each function of ``answers.py`` returns (the written questions, Part 6); with ``from_code``, also what
     your own ``minddp`` gives for the questions it can compute (``checks.written.FROM_CODE``), under
-    "<name> from your code"; with ``ring``, your ``ring_allreduce_time`` at the sizes Q9 and Q10 need
-    (``checks.written.ring_times``)."""
+    "<name> from your code"."""
     try:
         import answers as module
     except Exception as error:
@@ -779,14 +778,6 @@ def answers(names: list[str], from_code: bool = False, ring: bool = False) -> di
         from checks.written import FROM_CODE
         with time_limit(FROM_CODE_S, "computing the answers with your own code"):
             results.update({f"{name} from your code": outcome(compute) for name, compute in FROM_CODE.items()})
-    if ring and "value" in results.get("q8_measurements", {}) and isinstance(results["q8_measurements"]["value"], dict):
-        from checks.written import RING_FROM_CODE, ring_times
-
-        def times() -> list:
-            from minddp.timeline import ring_allreduce_time
-            return ring_times(ring_allreduce_time, results["q8_measurements"]["value"])
-        with time_limit(FROM_CODE_S, "your ring_allreduce_time"):
-            results[RING_FROM_CODE] = outcome(times)
     return results
 
 

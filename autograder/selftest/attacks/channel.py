@@ -108,7 +108,7 @@ ATTACKS: list = [
     Case("huge-reply", "each process that imports timeline.py first writes 30 MB of '[],[],...' on its "
          "channel (under the 32 MB cap): 10 million lists if the trusted side parsed it (Gradescope has 768 MB "
          "for everything); the reply must be refused by its count of values, before parsing",
-         edits={TIMELINE: [(AT_END, HUGE_REPLY)]}, zero=("5",), full=("1", "2", "3", "4", "6", "A", "B"),
+         edits={TIMELINE: [(AT_END, HUGE_REPLY)]}, zero=("5",), full=("1", "2", "3", "4", "6", "A", "B.1"),
          says={"5": "JSON values"}),
     Case("partial-frame", "in check 3.4's public run rank 0 writes a message header and 9 bytes on its "
          "channel, then sleeps 75 s: the trusted side must still stop it at the run's deadline",

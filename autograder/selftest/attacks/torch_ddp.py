@@ -199,21 +199,21 @@ ATTACKS: list = [
     Case("stub-reducer-hijack", "reducer.py is the stub plus code that, when imported by a Part 3 scenario, "
          "re-runs that scenario with torch's DDP (traps undone from objects still in memory) and swaps the "
          "worker's reply for torch's record; later scenarios go to torch directly",
-         edits={REDUCER: stub(REDUCER) + ANSWER_WITH_TORCH}, zero=("3", "A", "B")),
+         edits={REDUCER: stub(REDUCER) + ANSWER_WITH_TORCH}, zero=("3", "A", "B.1")),
     Case("stub-ddp-hijack-via-bucketing", "ddp.py is the stub; the (correct) bucketing.py, which ddp.py "
          "imports, answers every Part 4 and bonus scenario with torch's DDP as above",
-         edits={DDP: stub(DDP), BUCKETING: [(AT_END, ANSWER_WITH_TORCH)]}, zero=("4", "A", "B")),
+         edits={DDP: stub(DDP), BUCKETING: [(AT_END, ANSWER_WITH_TORCH)]}, zero=("4", "A", "B.1")),
     Case("ddp-is-torch-ddp", "ddp.py's DistributedDataParallel.__new__ returns torch's own DDP, found through "
          "nn.Module.__subclasses__() after undoing the traps (C++ Reducer via pybind11's base class, torch's "
          "bucketing searched for with gc)", edits={DDP: [(AT_END, TORCH_DDP_SHIM)]},
-         zero=("4", "A", "B")),
+         zero=("4", "A", "B.1")),
     Case("ddp-torch-with-standins", "bucketing.py and reducer.py are stubs, so Part 4 runs with the stand-ins, "
          "which leave torch's C++ Reducer and bucketing untrapped: ddp.py returns torch's own DDP",
          edits={BUCKETING: stub(BUCKETING), REDUCER: stub(REDUCER), DDP: [(AT_END, STANDIN_DDP_SHIM)]},
-         zero=("2", "3", "4", "A", "B")),
+         zero=("2", "3", "4", "A", "B.1")),
     Case("reducer-is-cxx-reducer", "reducer.py wraps torch's C++ Reducer (found through pybind11's base "
          "class, like the grader's own stand-in) with the built-in comm hooks, which are not trapped",
-         edits={REDUCER: stub(REDUCER) + CXX_REDUCER}, zero=("3", "A", "B")),
+         edits={REDUCER: stub(REDUCER) + CXX_REDUCER}, zero=("3", "A", "B.1")),
     Case("bucketing-is-torch", "bucketing.py calls torch's bucket assignment, found by searching the worker's "
          "memory with gc for a function of that name (no banned name in the file)",
          edits={BUCKETING: stub(BUCKETING) + TORCH_BUCKETS_SHIM}, zero=("2",)),

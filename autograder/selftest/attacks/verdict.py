@@ -187,7 +187,7 @@ ATTACKS: list = [
          "HTML, Markdown and a forged score line", edits={TIMELINE: [Function(
              "ring_allreduce_time", f"def ring_allreduce_time(nbytes, world_size, alpha, beta):\n"
                                     f"    raise RuntimeError({INJECTION!r})\n")]},
-         full=("1", "2", "3", "4", "6", "A", "B"), check=all_of(tests_fail("5.1", "5.1h"), _no_control_characters)),
+         full=("1", "2", "3", "4", "6", "A", "B.1"), check=all_of(tests_fail("5.1", "5.1h"), _no_control_characters)),
 
 
     # -- the probe's store -----------------------------------------------------------------------------------
@@ -205,7 +205,7 @@ ATTACKS: list = [
                 ANSWERS: [(AT_END, WEIRD_ANSWERS)],
                 DDP: [("    def __init__(self, module: nn.Module, process_group",
                        WEIRD_DDP + "\n    def _unused_init(self, module: nn.Module, process_group")]},
-         zero=("2", "4", "6", "A", "B"), full=("3",),
+         zero=("2", "4", "6", "A", "B.1"), full=("3",),
          check=all_of(tests_fail("1.1", "1.1h", "1.2", "1.2h", "1.4", "5.1", "5.1h", "5.2", "5.2h"),
                       tests_pass("1.3", "1.3h"))),
 
@@ -219,5 +219,5 @@ ATTACKS: list = [
          "finished reduction in the prior iteration ...'): no DDP at all, yet check 4.8 only reads the message",
          edits={DDP: [("    def __init__(self, module: nn.Module, process_group",
                        EXPECTED_MESSAGE_DDP + "\n    def _unused_init(self, module: nn.Module, process_group")]},
-         zero=("4", "A", "B")),
+         zero=("4", "A", "B.1")),
 ]

@@ -193,7 +193,7 @@ ATTACKS: list = [
          "read another process's memory, signal the zygote, and exec, then reports", edits={
              DDP: [(AT_END, SPAWN_PROBE), (DDP_INIT_START, DDP_INIT_START.replace(
                  "        self.module", "        _spawn_probe()\n        self.module"))]},
-         zero=("4", "A", "B"), says={"4": "SPAWNPROBE"}, check=absent("ALLOWED", why="a worker escaped seccomp")),
+         zero=("4", "A", "B.1"), says={"4": "SPAWNPROBE"}, check=absent("ALLOWED", why="a worker escaped seccomp")),
 
 
     # -- state left for a later check ------------------------------------------------------------------------
