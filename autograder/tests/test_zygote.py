@@ -114,3 +114,33 @@ def test_a_reused_pid_is_a_new_worker_not_the_old_ones_exit():
     finally:
         ours.close()
         theirs.close()
+
+
+def test_a_rank_that_replied_then_exited_before_select_looked_has_replied(monkeypatch):
+    """Check 1.4's ranks reply and exit at once: when the pool finds one exited, its reply may already wait unread
+    on the channel (select() looked just before it arrived). That rank replied; it did not exit before its result
+    (CI saw the mutant timeout-ignored reported so, once in ~300 gradings)."""
+    import json
+    import socket
+
+    import checks.pool
+    from checks.wire import Inbox, send_message
+
+    class Exited:  # the fork server's view: the rank is gone, with code 0
+        def exit_code(self, pid: int) -> int:
+            return 0
+
+        def collect(self, timeout: float) -> None:
+            pass
+
+    ours, theirs = socket.socketpair()
+    send_message(theirs, json.dumps({"ok": True, "result": 42}).encode())
+    theirs.close()
+    pool = WorkerPool(Exited(), 1)
+    pool.pids, pool.inboxes = [0], [Inbox(ours)]
+    monkeypatch.setattr(pool, "close", lambda **kwargs: None)  # (pid 0 is nobody's: never signal it)
+    monkeypatch.setattr(checks.pool.select, "select", lambda *args: ([], [], []))  # it looked too early
+    try:
+        assert pool._collect(5.0, "the torchrun launch") == [42]
+    finally:
+        ours.close()

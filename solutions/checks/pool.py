@@ -192,7 +192,11 @@ class WorkerPool:
                     results[rank] = reply
             for rank in waiting:
                 if rank not in results and rank not in failures and self.server.exit_code(self.pids[rank]) is not None:
-                    failures[rank] = self._exited(rank)
+                    reply = self._last_words(rank)  # it may have replied after select() looked, then exited
+                    if isinstance(reply, RankFailure):
+                        failures[rank] = reply
+                    else:
+                        results[rank] = reply
         if failures:
             self.close(graceful=False)  # a failed rank may leave collectives half done: never reuse the group
             raise ScenarioError(what, [failures[r] for r in sorted(failures)], sorted(results), deadline_s)
@@ -210,6 +214,18 @@ class WorkerPool:
             return RankFailure(rank, "garbled", message=f"its reply was larger than {MAX_REPLY_BYTES >> 20} MB",
                                log=self.log_tail(rank))
         return reply_outcome(rank, payload, self.log_tail(rank))
+
+    def _last_words(self, rank: int) -> Any:
+        """A rank that has exited: the reply it sent before it went, if the whole of it is here; else how it
+        failed. Reads only while bytes arrive (a child of the rank may hold its end of the channel open)."""
+        inbox = self.inboxes[rank]
+        while True:
+            before = len(inbox.buffer)
+            reply = self._reply(rank)
+            if reply is not PENDING:
+                return reply
+            if len(inbox.buffer) == before:
+                return self._exited(rank)
 
     def _exited(self, rank: int) -> RankFailure:
         deadline = time.monotonic() + 5.0  # its channel closed first; the exit code follows shortly
