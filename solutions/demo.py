@@ -199,17 +199,18 @@ def print_buckets(ddp: MiniDDP, names: dict[int, str], torch_buckets_per_step: l
         "   reverse registration order from the start (with rebuild_buckets=True, a bonus, it rebuilds like torch).")
 
 
-def rebuild_broadcasts(entries: list[dict]) -> list[dict]:
-    """torch's bucket rebuild's broadcasts among a forward's collectives: integer tensors (the model here has no
-    buffers, so a forward sends nothing else)."""
-    return [e for e in entries if e["input_dtypes"] and all(d in ("Int", "Long") for d in e["input_dtypes"])]
+def is_rebuild_broadcast(entry: dict) -> bool:
+    """One of torch's bucket-rebuild broadcasts, among a forward's collectives: integer tensors (the model here has
+    no buffers, so a forward sends nothing else)."""
+    return bool(entry["input_dtypes"]) and all(d in ("Int", "Long") for d in entry["input_dtypes"])
 
 
 def print_collectives(phases: dict[str, dict[str, list]]) -> None:
     # Left out: when torch rebuilds its buckets is Bonus B's question (make probe answers it).
-    rebuilt = any(rebuild_broadcasts(entries) for entries in phases["torch"]["forward"])
+    forwards = phases["torch"]["forward"]
+    rebuilt = any(is_rebuild_broadcast(e) for entries in forwards for e in entries)
     phases = {**phases, "torch": {**phases["torch"], "forward": [
-        [e for e in entries if e not in rebuild_broadcasts(entries)] for entries in phases["torch"]["forward"]]}}
+        [e for e in entries if not is_rebuild_broadcast(e)] for entries in forwards]}}
     cells = {"construction": [describe(phases[impl]["construction"]) for impl in IMPLS]}
     previous, first = None, 0
     for step in range(STEPS + 1):  # consecutive steps with the same collectives share one row

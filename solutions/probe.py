@@ -521,14 +521,16 @@ class Report:
         """Why the collectives of operation ``index`` are not compared by the checks, if they are not: torch's
         first synchronised backward (one bucket), or the forward in which torch rebuilt its buckets."""
         torch_run = self.runs.get("torch")
-        if isinstance(torch_run, str) or torch_run is None or index == 0:
+        if isinstance(torch_run, str) or torch_run is None or index == 0 or index >= len(torch_run[0]["ops"]):
             return ""
-        kinds = [[r["ops"][i]["op"] if i < len(r["ops"]) else None for r in torch_run] for i in range(index + 1)]
-        launched = [any(i < len(r["ops"]) and r["ops"][i]["collectives"] for r in torch_run) for i in range(index + 1)]
-        if kinds[index][0] == "B" and launched[index] and not any(
-                k[0] == "B" and sent for k, sent in zip(kinds[:index], launched[:index], strict=True)):
+        kind = torch_run[0]["ops"][index]["op"]
+
+        def reducing_backward(i: int) -> bool:
+            return torch_run[0]["ops"][i]["op"] == "B" and any(i < len(r["ops"]) and r["ops"][i]["collectives"]
+                                                                 for r in torch_run)
+        if reducing_backward(index) and not any(map(reducing_backward, range(index))):
             return "torch's first synchronised backward"
-        if kinds[index][0] == "F" and self.bucket_lines(torch_run, index):
+        if kind == "F" and self.bucket_lines(torch_run, index):
             return "torch's bucket rebuild"
         return ""
 

@@ -189,16 +189,21 @@ def compare_simulator(rule: str):
     return compare
 
 
+def random_buckets(rng: random.Random, n: int) -> list[list[int]]:
+    """Tensors 0..n-1 in a random order, cut into non-empty buckets at random places (none for n = 0)."""
+    indices = list(range(n))
+    rng.shuffle(indices)
+    cuts = sorted(rng.sample(range(1, n), rng.randint(0, n - 1))) if n > 1 else []
+    return [indices[a:b] for a, b in zip([0, *cuts], [*cuts, n], strict=True)] if n else []
+
+
 def simulator_cases(seed: int, count: int) -> list[dict]:
     rng = random.Random(seed)
     cases = []
     for _ in range(count):
         n = rng.randint(0, 12)  # 0: no tensors, no buckets
         ready = [round(rng.uniform(0, 10), 3) for _ in range(n)]
-        indices = list(range(n))
-        rng.shuffle(indices)
-        cuts = sorted(rng.sample(range(1, n), rng.randint(0, n - 1))) if n > 1 else []
-        buckets = [indices[a:b] for a, b in zip([0, *cuts], [*cuts, n], strict=True)] if n else []
+        buckets = random_buckets(rng, n)
         durations = [round(rng.uniform(0.1, 3), 3) for _ in buckets]
         cases.append(call("simulate_step", ready, buckets, durations, rng.random() < 0.7))
     return cases
@@ -310,12 +315,16 @@ def compare_experiment(rule: str):
     return compare
 
 
-def companions_agree(o: Outcome) -> None:
-    """An experiment's first cases: your ddp_step on its models, which the experiment builds on."""
+COMPANIONS = {"simulate_step": "handout §5.1; check 5.3", "ddp_step": "handout §5.2; check 5.4"}
+
+
+def companions_agree(o: Outcome, builder: str = "The experiments of this check") -> None:
+    """A run's first cases: your Part 5 functions (``COMPANIONS``) on its inputs, which what ``builder`` names
+    builds on; where one differs (or raises), that is what to fix first."""
     for case, r, g in zip(o.run.kwargs["cases"], o.ref[0], o.got[0], strict=True):
-        if case["fn"] == "ddp_step" and "value" in g and "value" in r and not close(g, r, RTOL):
-            fail(f"{describe(case)}\n  yours:    {_short(g)}\n  expected: {_short(r)}\nThe experiments of this "
-                 "check build on ddp_step, which differs on this check's model (handout §5.2; check 5.4): fix it first.")
+        if case["fn"] in COMPANIONS and "value" in r and not close(g, r, RTOL):
+            fail(f"{describe(case)}\n  yours:    {_short(g)}\n  expected: {_short(r)}\n{builder} build on "
+                 f"{case['fn']}, which differs on this check's inputs ({COMPANIONS[case['fn']]}): fix it first.")
 
 
 def compare_plan(o: Outcome) -> None:
@@ -345,7 +354,7 @@ def compare_plan(o: Outcome) -> None:
 
 def _short(outcome: dict) -> str:
     value = outcome.get("value")
-    return repr({k: value[k] for k in ("step_time", "buckets")}) if isinstance(value, dict) else repr(outcome)[:300]
+    return repr({k: value[k] for k in ("step_time", "buckets")}) if isinstance(value, dict) else outcome_text(outcome)
 
 
 def _named(o: Outcome, case: dict) -> str:
