@@ -717,6 +717,20 @@ def bucket_cases(cases: list[dict], reference: bool = False) -> list[dict]:
     return outcomes
 
 
+def overlap_cases(cases: list[dict]) -> list[dict]:
+    """Each case: sizes (elements), dtypes, buckets and the ready order; ``bucketing.overlap_bytes`` on meta
+    tensors of those sizes and dtypes."""
+    from minddp import bucketing
+
+    def call(case: dict):
+        tensors = [torch.empty(n, dtype=getattr(torch, d), device="meta")
+                   for n, d in zip(case["sizes"], case["dtypes"], strict=True)]
+        value = bucketing.overlap_bytes(tensors, [list(b) for b in case["buckets"]], list(case["ready_order"]))
+        return list(value) if isinstance(value, (list, tuple)) else repr(value)[:200]
+
+    return [outcome(lambda c=c: call(c)) for c in cases]
+
+
 def timeline_cases(cases: list[dict]) -> list[dict]:
     """Each case names a function of ``minddp.timeline`` and its arguments; results become plain numbers."""
     from minddp import timeline

@@ -63,3 +63,13 @@ def compute_bucket_assignment(tensors: Sequence[torch.Tensor],
         order = reverse_order(len(tensors))
     # YOUR CODE HERE: replace this raise.
     raise NotImplementedError("Part 2: compute_bucket_assignment — see handout §2")
+
+
+def overlap_bytes(tensors: Sequence[torch.Tensor], buckets: Sequence[Sequence[int]],
+                  ready_order: Sequence[int]) -> list[int]:
+    """For each bucket, in index order: the bytes of gradient that backward still produces after DDP launches the
+    bucket's all-reduce (what that all-reduce can overlap with), when backward produces the gradients of
+    ``tensors`` one at a time in ``ready_order``. Handout §2 says what must hold.
+    """
+    # YOUR CODE HERE: replace this raise.
+    raise NotImplementedError("Part 2: overlap_bytes — see handout §2")

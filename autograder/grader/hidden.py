@@ -17,7 +17,7 @@ import random
 from checks import bonus, part2, part5, part6
 from checks.check import ANSWER, NONE, Run, train
 from checks.part1 import env, env_run, invalid_run, layout_run
-from checks.part2 import bucket_run, case, reverse_order_run
+from checks.part2 import bucket_run, case, overlap_case, overlap_run, reverse_order_run
 from checks.part3 import EDGES
 from checks.part5 import call, simulator_cases, timeline_run
 from grader.secret import rng
@@ -90,6 +90,13 @@ R2_REVERSE = rng("2.1/reverse")
 def secret_cases(number: str, count: int) -> list[dict]:
     """``count`` random cases drawn from the secret (as ``part2.random_cases`` draws them)."""
     return part2.random_cases(seed=secret_seed(number), count=count)
+
+
+OVERLAP = [overlap_case([n * MIB_F32 for n in (6, 3, 9, 14, 2)], [[4, 3], [2, 1, 0]], [4, 3, 2, 1, 0]),
+           overlap_case([n * MIB_F32 for n in (6, 3, 9, 14, 2)], [[0, 1, 2], [3, 4]], [4, 3, 2, 1, 0]),
+           overlap_case([3, 3, 3, 3, 3], [[4], [3], [2], [1], [0]], [1, 4, 3, 2, 0]),
+           overlap_case([4, 0, 2], [[2], [1, 0]], [0, 2, 1], ["float16", "float32", "float64"])]
+OVERLAP_RANDOM = part2.random_overlap_cases(seed=secret_seed("2.6"), count=200)
 
 
 # -- Part 5 ------------------------------------------------------------------------------------------------
@@ -298,6 +305,7 @@ HIDDEN: dict[str, tuple[Run, ...]] = {
     "2.3": (_buckets(FIRST_LIMIT + secret_cases("2.3", 40), "other limits, and random cases"),),
     "2.4": (_buckets(DTYPES + secret_cases("2.4", 40), "other dtypes and orders, and random cases"),),
     "2.5": (_buckets(secret_cases("2.5", 1500), "1,500 other random cases"),),
+    "2.6": (overlap_run(OVERLAP + OVERLAP_RANDOM, "other small cases, and 200 random ones"),),
     "3.1": (*hidden_train("3.1", "reducer", f"{MLP}, a random bucket cap, lr 0.1", model="mlp", steps=4, lr=0.1,
                           ddp_kwargs={"bucket_cap_mb": cap("3.1", 0.3, 1.2)}),
             *hidden_train("3.1", "reducer", "the mixed-dtype model, a random bucket cap, .grad set to None before each "

@@ -178,6 +178,122 @@ DTYPES = [case([2, 1, 2, 1], [16], ["float32", "float64", "float32", "float64"])
           # sealed: with two devices, unfinished buckets close in the order of torch's hash map, which §2 leaves open)
           case([3, 0, 2, 0], [8])]  # empty tensors are bucketed like any other (0 bytes)
 
+# -- overlap_bytes: what each bucket's all-reduce can overlap with ------------------------------------------------
+def overlap_case(sizes: list[int], buckets: list[list[int]], ready_order: list[int],
+                 dtypes: list[str] | None = None) -> dict:
+    """Tensors of ``sizes`` elements (float32 unless ``dtypes``), any partition into ``buckets``, and the order
+    backward produces their gradients."""
+    return {"sizes": sizes, "dtypes": dtypes or ["float32"] * len(sizes), "buckets": buckets,
+            "ready_order": ready_order}
+
+
+def random_overlap_cases(seed: int, count: int) -> list[dict]:
+    """Seeded random cases, small ones first: buckets cut from the guessed (reverse) order as torch cuts them, or
+    any partition; gradients ready in the guessed order, nearly so, or in any order."""
+    rng = random.Random(seed)
+    kinds = ["float32", "float64", "float16", "uint8"]
+    cases = []
+    for i in range(count):
+        n = rng.randint(0, min(14, 2 + i // 25))  # 0: no tensors, no buckets
+        sizes = [rng.randint(1, 64) if rng.random() > 0.1 else 0 for _ in range(n)]
+        ready = list(range(n - 1, -1, -1))
+        shape = rng.choice(["guess", "swapped", "any"])
+        if shape == "swapped":  # the guess is nearly right: a few neighbours swapped
+            for _ in range(rng.randint(1, 3)):
+                k = rng.randrange(n - 1) if n > 1 else 0
+                ready[k:k + 2] = ready[k:k + 2][::-1]
+        elif shape == "any":
+            rng.shuffle(ready)
+        visit = list(range(n - 1, -1, -1)) if rng.random() < 0.6 else rng.sample(range(n), n)
+        cuts = sorted(rng.sample(range(1, n), rng.randint(0, n - 1))) if n > 1 else []
+        buckets = [visit[a:b] for a, b in zip([0, *cuts], [*cuts, n], strict=True)] if n else []
+        cases.append(overlap_case(sizes, buckets, ready, [rng.choice(kinds) for _ in range(n)]))
+    return cases
+
+
+# Each mistake as the inputs under which the reference makes it.
+def _positions(c: dict) -> dict[int, int]:
+    return {index: k for k, index in enumerate(c["ready_order"])}
+
+
+def _launched_when_complete(c: dict) -> dict:
+    """Each bucket launched as soon as it is complete: the reference on the buckets sorted that way; ``reorder``
+    puts the results back in index order (``compare_overlap``)."""
+    position = _positions(c)
+    order = sorted(range(len(c["buckets"])), key=lambda b: max(position[i] for i in c["buckets"][b]))
+    return {**c, "buckets": [c["buckets"][b] for b in order], "reorder": order}
+
+
+def _first_gradient(c: dict) -> dict:
+    position = _positions(c)
+    return {**c, "buckets": [[min(bucket, key=position.__getitem__)] for bucket in c["buckets"]]}
+
+
+def _counted_in_gradients(c: dict) -> dict:
+    return {**c, "sizes": [1] * len(c["sizes"]), "dtypes": ["uint8"] * len(c["sizes"])}
+
+
+def _completing_counted(c: dict) -> dict:
+    """The gradient that completes a bucket counted as still to come: each tensor i becomes an empty tensor 2i,
+    produced just before tensor 2i + 1 of i's bytes, and the buckets wait for the empty ones."""
+    sizes, dtypes = [], []
+    for n, d in zip(c["sizes"], c["dtypes"], strict=True):
+        sizes += [0, n]
+        dtypes += [d, d]
+    return {**c, "sizes": sizes, "dtypes": dtypes, "buckets": [[2 * i for i in b] for b in c["buckets"]],
+            "ready_order": [j for i in c["ready_order"] for j in (2 * i, 2 * i + 1)]}
+
+
+OVERLAP_MISTAKES = {
+    "each bucket is launched as soon as it is complete: DDP launches the buckets in index order (handout §2.5)":
+        _launched_when_complete,
+    "a bucket is taken as launched when its FIRST gradient is produced: its all-reduce needs all of them":
+        _first_gradient,
+    "what is left is counted in gradients, not in bytes": _counted_in_gradients,
+    "the gradient that completes a bucket is counted as still to be produced: it is produced before the launch":
+        _completing_counted,
+}
+
+
+def overlap_run(cases: list[dict], label: str) -> Run:
+    return Run("overlap_cases", {"cases": cases}, label=label,
+               mistakes={text: {"cases": [make(c) for c in cases]} for text, make in OVERLAP_MISTAKES.items()})
+
+
+def describe_overlap(c: dict) -> str:
+    dtypes = "" if set(c["dtypes"]) <= {"float32"} else f", dtypes {c['dtypes']}"
+    return (f"overlap_bytes on sizes (elements) {c['sizes']}{dtypes}, buckets {c['buckets']}, "
+            f"ready_order {c['ready_order']}")
+
+
+def compare_overlap(o: Outcome) -> None:
+    mistakes = {}
+    for text, results in o.mistakes.items():
+        cases = o.run.mistakes[text]["cases"]
+        mistakes[text] = [[_in_index_order(r, c["reorder"]) if "reorder" in c else r
+                           for c, r in zip(cases, results[0], strict=True)]]
+    same_outcomes(Outcome(o.run, o.got, o.ref, mistakes), describe_overlap,
+                  "(expected: the reference's answer) Handout §2.5: for each bucket, the bytes of the gradients "
+                  "backward produces after DDP launches that bucket's all-reduce.")
+
+
+def _in_index_order(result: dict, order: list[int]) -> dict:
+    if not isinstance(result.get("value"), list):
+        return result
+    value = [None] * len(order)
+    for position, b in enumerate(order):
+        value[b] = result["value"][position]
+    return {"value": value}
+
+
+EXERCISE3 = [n * MIB_F32 for n in (10, 2, 8, 20, 4)]
+OVERLAP = [overlap_case(EXERCISE3, [[4, 3], [2, 1, 0]], [4, 3, 2, 1, 0]),  # the lecture's exercise 3: the guess holds
+           overlap_case(EXERCISE3, [[0, 1], [2, 3], [4]], [4, 3, 2, 1, 0]),  # filled in forward order
+           overlap_case(EXERCISE3, [[4, 3], [2, 1, 0]], [3, 4, 1, 0, 2]),  # the guess is wrong
+           overlap_case([2, 2, 2, 2], [[3], [2], [1], [0]], [2, 3, 0, 1]),  # a complete bucket waits its turn
+           overlap_case([], [], []), overlap_case([5], [[0]], [0]),
+           overlap_case([3, 0, 1], [[2, 1], [0]], [1, 2, 0], ["float64", "float32", "float16"])]
+
 CHECKS = [
     Check("2.1", "the visiting order, the lecture's exercise 3 and small cases", weight=3, section="2",
           runs=(reverse_order_run(REVERSE_ORDERS, "reverse_order of 0, 1, 2 and 5 parameters"),
@@ -197,4 +313,8 @@ CHECKS = [
     Check("2.5", "agrees with torch's assignment on 5,000 random cases", weight=6, section="2",
           runs=(bucket_run(random_cases(seed=2026, count=5000), "5,000 seeded random cases (smallest first)"),),
           compare=compare_buckets("Handout §2 (the first, smallest failing case is shown).")),
+    Check("2.6", "what each bucket's all-reduce can overlap with (overlap_bytes)", weight=3, section="2",
+          runs=(overlap_run(OVERLAP + random_overlap_cases(seed=2026, count=300),
+                            "the lecture's exercise 3, small cases and 300 seeded random ones (smallest first)"),),
+          compare=compare_overlap),
 ]

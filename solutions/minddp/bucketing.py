@@ -82,3 +82,24 @@ def compute_bucket_assignment(tensors: Sequence[torch.Tensor],
             buckets.append(open_buckets[group])
     return buckets
     # END SOLUTION
+
+
+def overlap_bytes(tensors: Sequence[torch.Tensor], buckets: Sequence[Sequence[int]],
+                  ready_order: Sequence[int]) -> list[int]:
+    """For each bucket, in index order: the bytes of gradient that backward still produces after DDP launches the
+    bucket's all-reduce (what that all-reduce can overlap with), when backward produces the gradients of
+    ``tensors`` one at a time in ``ready_order``. Handout §2 says what must hold.
+    """
+    # BEGIN SOLUTION
+    position = {index: k for k, index in enumerate(ready_order)}
+    left_after = [0] * len(ready_order)  # left_after[k]: bytes produced after the k-th gradient
+    for k in range(len(ready_order) - 2, -1, -1):
+        tensor = tensors[ready_order[k + 1]]
+        left_after[k] = left_after[k + 1] + tensor.numel() * tensor.element_size()
+    result, launched = [], -1
+    for bucket in buckets:
+        # All ranks launch the buckets in index order: a complete bucket waits for its predecessors' launch.
+        launched = max(launched, *(position[index] for index in bucket))
+        result.append(left_after[launched])
+    return result
+    # END SOLUTION

@@ -3,14 +3,17 @@ import ast
 import os
 import zipfile
 
-from autograder.selftest.kinds import AT_END, REDUCER, Function
+from autograder.selftest.kinds import AT_END, BUCKETING, REDUCER, Function
 from autograder.selftest.runner import REPO, apply_edits
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 # Provided (outside the stubs) and changed since 2026-12-02: Bonus A's usage accounting (2026-12-04, torch's
 # count of gradients under no_sync()), the student's to write since 2026-12-06 (issue 33): taken from the reference,
 # as the release of 2026-12-04 provided it.
-PROVIDED_SINCE = {REDUCER: (["Reducer.enable_usage_tracking", "Reducer.record_usage"], ["UsedUnderNoSync"])}
+PROVIDED_SINCE = {REDUCER: (["Reducer.enable_usage_tracking", "Reducer.record_usage"], ["UsedUnderNoSync"]),
+                  # Asked since 2026-12-06 (issue 33, handout §2.5): the helper's file has no overlap_bytes; the
+                  # reference's is added, and the variant speaks for the rest of bucketing.py.
+                  BUCKETING: ([], ["overlap_bytes"])}
 # Asked by the contract since (issue 35, C1): a slot has its parameter's strides, as torch's (as_strided). The
 # helper's slots were row-major views (view_as), right under the contract of 2026-12-02: made torch's, in the
 # helper's own names.
