@@ -3,7 +3,7 @@
 A part's checks run its own file (Part 1 ``process_group.py``, ..., Part 6 ``answers.py``) and the files of
 the earlier parts it ``DEPENDS`` on; where one of those failed its part, the checks run a torch stand-in
 instead (``standins.py``), so a mistake is not charged twice. A bonus is graded on the student's own files of
-``BONUS_WORK``: no stand-in there, the bonus is the student's own work.
+``BONUS_WORK`` (per bonus, or per bonus check): no stand-in there, the bonus is the student's own work.
 
 Staff tools use the same table to grade only the parts a change can reach (``python -m grader --parts``):
 a part that reads none of the files a mutant edits grades exactly as the reference solution does. And to
@@ -17,12 +17,23 @@ from collections.abc import Iterable, Mapping
 
 PART_ORDER = ("1", "2", "3", "4", "5", "6", "A", "B")
 DEPENDS = {"4": ("2", "3"), "5": ("2",), "A": ("2",), "B": ("2",)}
-BONUS_WORK = {"A": ("3", "4"), "B": ("3", "4", "5")}
+# Per bonus, or per bonus check where its checks differ: Bonus B's first half is the student's Reducer and
+# wrapper, its second half their timeline model.
+BONUS_WORK = {"A": ("3", "4"), "B.1": ("3", "4"), "B.2": ("5",), "B.3": ("5",)}
+
+
+def bonus_work(number: str) -> tuple[str, ...]:
+    """The parts whose own files bonus check ``number`` ("B.2", "A.1") is graded on; for a bonus ("B"), all its
+    checks'."""
+    for key in (number, number.split(".")[0]):
+        if key in BONUS_WORK:
+            return BONUS_WORK[key]
+    return tuple(sorted({p for key, parts in BONUS_WORK.items() if key.split(".")[0] == number for p in parts}))
 
 
 def files_read(part: str, file_of: Mapping[str, str]) -> set[str]:
     """The student files (paths) that ``part``'s checks run; ``file_of``: part -> its own file's path."""
-    parts = {part, *DEPENDS.get(part, ()), *BONUS_WORK.get(part, ())}
+    parts = {part, *DEPENDS.get(part, ()), *bonus_work(part)}
     return {file_of[p] for p in parts if p in file_of}
 
 

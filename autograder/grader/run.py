@@ -42,7 +42,7 @@ from grader import grader_version, jailtree, sandbox, settings, version  # noqa:
 from grader.hidden import HIDDEN, RANDOM_LABEL  # noqa: E402
 from grader.hidden_words import NOT_RUN, hidden_message, substitution_note  # noqa: E402
 from grader.isolation import Isolation  # noqa: E402
-from grader.parts import BONUS_WORK, DEPENDS, PART_ORDER, in_scope  # noqa: E402
+from grader.parts import DEPENDS, PART_ORDER, bonus_work, in_scope  # noqa: E402
 from grader.reference import CACHE_NAME, ReferencePass  # noqa: E402
 from grader.results import TestResult, write_fallback, write_results  # noqa: E402
 from grader.stage import read_upload, stage  # noqa: E402
@@ -199,12 +199,13 @@ class Grader:
                 self.part_failed[part] = any(e.status != "passed" for e in done.values() if e.part == part)
         return [done[(c.number, kind)] for c in checks for kind in ("public", "hidden") if (c.number, kind) in done]
 
-    def variant(self, part: str) -> Variant | str:
-        """The code ``part``'s checks run on, or why they cannot run."""
+    def variant(self, check: Check) -> Variant | str:
+        """The code ``check`` runs on, or why it cannot run."""
+        part = check.part
         own = self.file_of.get(part)
         if own is not None and own.path in self.broken:
             return self.broken[own.path]
-        for work in BONUS_WORK.get(part, ()):
+        for work in bonus_work(check.number):
             path = self.file_of[work].path
             if path in self.broken:
                 return (f"Not run: bonus {part} is graded with your own {path}, which could not be graded:\n"
@@ -233,7 +234,7 @@ class Grader:
         if not runs[kind]:
             return None
         entry = self.entry(check, kind, bool(runs["hidden"]))
-        variant = self.variant(check.part)
+        variant = self.variant(check)
         group = "bonus" if check.bonus else check.part
         why = self.not_run(check, kind, variant, group)
         if why is not None:

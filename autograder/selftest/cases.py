@@ -190,7 +190,7 @@ CASES = [
          edits={REDUCER: [(REDUCER_IMPORTS, REDUCER_IMPORTS + "import minddp_helpers_i_forgot_to_submit\n")]},
          zero=("3", "A", "B.1"), says={"3": "No module named 'minddp_helpers_i_forgot_to_submit'"}),
     Case("missing-file", "ddp.py is not in the submission (the bonus work is in it: no bonus either)",
-         edits={DDP: None}, zero=("4", "A", "B"),
+         edits={DDP: None}, zero=("4", "A", "B.1"), full=("1", "2", "3", "5", "6", "B.2", "B.3"),
          says={"4": "minddp/ddp.py was not found", "A": "your own minddp/ddp.py", "top": "minddp/ddp.py"}),
     Case("infinite-loop", "Reducer.mark_bucket_ready spins forever (while True: pass)",
          edits={REDUCER: [(LAUNCH_LOOP, "        while True:\n            pass\n" + LAUNCH_LOOP)]},
@@ -219,7 +219,7 @@ CASES = [
     Case("torch-ddp", "ddp.py wraps torch.nn.parallel.DistributedDataParallel",
          edits={DDP: [("\nclass DistributedDataParallel(nn.Module):", "\nclass _MyDDP(nn.Module):"),
                       (AT_END, TORCH_DDP)]},
-         zero=("4", "A", "B"), says={"4": "DistributedDataParallel", "top": "torch's own DDP"}),
+         zero=("4", "A", "B.1"), says={"4": "DistributedDataParallel", "top": "torch's own DDP"}),
     Case("memory-hog", "allocates 4 GB in the autograd hook (rank 0)",
          edits={REDUCER: [(HOOK_BODY, "        if dist.get_rank() == 0:\n"
                                       "            self._hog = torch.ones(1 << 30)  # 4 GiB of float32\n" + HOOK_BODY)]},

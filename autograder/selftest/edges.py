@@ -122,6 +122,11 @@ EDGES = (
     Edge("R6", "the checks' cases with two devices seal every bucket", "2.4",
          bucket_case(lambda c: len(set(c.get("devices", []))) > 1)),
     Edge("R1", "Tensors are visited in order", "2.4", bucket_case(lambda c: "order" in c)),
+    Edge("overlap_bytes", "[] when there are none", "2.6",
+         scenario("overlap_cases", lambda kwargs: any(not c["buckets"] for c in kwargs["cases"]))),
+    Edge("overlap_bytes", "any partition of the indices into non-empty lists, torch's assignment or another", "2.6",
+         scenario("overlap_cases", lambda kwargs: any(len(b) > 1 and sorted(b, reverse=True) != b
+                                                      for c in kwargs["cases"] for b in c["buckets"]))),
     # Part 3
     Edge("C1", "a transposed (non-contiguous) one, a 0-dim one or one with no elements, has its slot", "3.3",
          train(impl="reducer", model="edges")),

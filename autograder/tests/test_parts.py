@@ -62,3 +62,12 @@ def test_a_part_runs_only_the_files_it_lists(part, tmp_path):
     finally:
         runner.close()
     assert not failed, "\n".join(failed)
+
+
+def test_every_bonus_check_names_the_student_files_it_is_graded_on():
+    from grader.parts import BONUS_WORK, bonus_work
+    for check in public_checks():
+        if check.bonus:
+            assert check.number in BONUS_WORK or check.part in BONUS_WORK, check.number
+            assert bonus_work(check.number) and set(bonus_work(check.number)) <= set(bonus_work(check.part))
+    assert bonus_work("A.2") == bonus_work("A") == ("3", "4") and bonus_work("B") == ("3", "4", "5")
