@@ -287,7 +287,7 @@ CHECKS = [
                 train("reducer", f"{MLP}, bucket_cap_mb=0, works completing out of order", model="mlp", steps=3,
                       ddp_kwargs={"bucket_cap_mb": 0}, backend="late")),
           compare=any_completion_order),
-    Check("3.3", "a single bucket, torch's default limits, parameters of every shape: bit for bit equal to torch DDP",
+    Check("3.3", "one bucket; torch's default limits; one bucket per tensor of every shape: bit for bit equal to torch DDP",
           weight=1, section="3",
           runs=(train("reducer", f"{MLP}, bucket_cap_mb=100", model="mlp", steps=3, ddp_kwargs={"bucket_cap_mb": 100}),
                 train("reducer", f"{MLP}, default bucket limits", model="mlp", steps=3),
