@@ -28,6 +28,10 @@ ERROR_HINTS = (
     ErrorHint("Expected to have finished reduction", lambda kwargs: kwargs.get("model") == "frozen" and
               not kwargs.get("catch"),
               "a bucket never filled in the backward before, and " + FROZEN),
+    ErrorHint("Expected to have finished reduction", lambda kwargs: kwargs.get("model") not in ("frozen", "branchy")
+              and not kwargs.get("catch"),
+              "every parameter of this model gets a gradient in every backward, so every bucket filled: what does "
+              "your Reducer carry from one backward into the next that it should reset?"),
     ErrorHint("is not part of group", lambda kwargs: bool(kwargs.get("subgroups")),
               "here each DDP runs on its own process group: \"rank 0\" is the group's rank 0, and "
               "torch.distributed's src is a GLOBAL rank: dist.get_global_rank(group, 0) translates (rank 0 of "

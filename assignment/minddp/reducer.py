@@ -22,8 +22,7 @@ import torch.distributed as dist
 UNFINISHED_REDUCTION = (
     "Expected to have finished reduction in the prior iteration before starting a new one. Some "
     "parameters received no gradient in the last backward, so their buckets never became ready. "
-    "Construct DistributedDataParallel with find_unused_parameters=True if some parameters are unused. "
-    "(If every parameter did get a gradient: does prepare_for_backward reset the per-iteration state?)")
+    "Construct DistributedDataParallel with find_unused_parameters=True if some parameters are unused.")
 
 
 class GradBucket:
@@ -87,7 +86,7 @@ def weak_hook(method: Callable, index: int) -> Callable:
 # YOUR DESIGN (handout §3): what you keep per bucket (C1), if you want a record of your own.
 
 
-# YOUR DESIGN (handout §3): Bonus A (handout §4.4), what you keep of the backwards that ran under no_sync().
+# YOUR DESIGN (handout §3): Bonus A (handout §4.4), what your usage record needs beyond the Reducer's state.
 
 
 class Reducer:

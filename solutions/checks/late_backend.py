@@ -9,7 +9,7 @@ for bit, but gloo computes into a private copy: YOUR tensors receive the result 
 1. its ``wait()`` is called, or ``wait()`` on its ``get_future()`` or on a future chained from it by
    ``.then()`` (also through ``torch.futures.wait_all`` / ``collect_all``);
 2. the backward pass it was launched in ends: the engine runs a callback, queued at the backward's first
-   launch (so after a finalize queued by the first autograd hook), that completes what is still pending.
+   launch, that completes what is still pending (after any callback queued before that launch).
 
 Two orders (``as_default_group(in_order=...)``):
 

@@ -20,8 +20,7 @@ import torch.distributed as dist
 UNFINISHED_REDUCTION = (
     "Expected to have finished reduction in the prior iteration before starting a new one. Some "
     "parameters received no gradient in the last backward, so their buckets never became ready. "
-    "Construct DistributedDataParallel with find_unused_parameters=True if some parameters are unused. "
-    "(If every parameter did get a gradient: does prepare_for_backward reset the per-iteration state?)")
+    "Construct DistributedDataParallel with find_unused_parameters=True if some parameters are unused.")
 
 
 class GradBucket:
@@ -128,7 +127,7 @@ class Bucket:
 # END SOLUTION
 
 
-# BEGIN SOLUTION  design: Bonus A (handout §4.4), what you keep of the backwards that ran under no_sync().
+# BEGIN SOLUTION  design: Bonus A (handout §4.4), what your usage record needs beyond the Reducer's state.
 class UsedUnderNoSync:
     """Bonus A: the parameters that got a gradient in a backward under ``no_sync()`` since the last
     synchronised backward. As torch's DDP, such a parameter counts as used in the next synchronised

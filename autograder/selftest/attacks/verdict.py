@@ -205,7 +205,7 @@ ATTACKS: list = [
                 ANSWERS: [(AT_END, WEIRD_ANSWERS)],
                 DDP: [("    def __init__(self, module: nn.Module, process_group",
                        WEIRD_DDP + "\n    def _unused_init(self, module: nn.Module, process_group")]},
-         zero=("2", "4", "6", "A", "B.1"), full=("3",),
+         zero=("2.1", "2.2", "2.3", "2.4", "2.5", "4", "6", "A", "B.1"), full=("3", "2.6"),
          check=all_of(tests_fail("1.1", "1.1h", "1.2", "1.2h", "1.4", "5.1", "5.1h", "5.2", "5.2h"),
                       tests_pass("1.3", "1.3h"))),
 
