@@ -354,6 +354,22 @@ def close(a, b, rtol: float = 1e-9) -> bool:
     return a == b
 
 
+def in_index_order(values: list, order: list[int]) -> list:
+    """``values`` listed in ``order`` (values[k] belongs to position order[k]), put back in index order."""
+    result = [None] * len(order)
+    for position, index in enumerate(order):
+        result[index] = values[position]
+    return result
+
+
+def mistakes_in_index_order(o: Outcome, put_back) -> dict:
+    """``o.mistakes``, each result of a case made with a ``reorder`` (a mistake run on its buckets in another
+    order) put back in index order by ``put_back(result, order)``."""
+    return {text: [[put_back(r, c["reorder"]) if "reorder" in c else r
+                    for c, r in zip(o.run.mistakes[text]["cases"], results[0], strict=True)]]
+            for text, results in o.mistakes.items()}
+
+
 def same_outcomes(o: Outcome, describe, rule: str, rtol: float | None = None, cases: str = "cases",
                   edge=lambda case: "") -> None:
     """Every case's outcome equals the reference's (floats within ``rtol`` if given). The first failing case

@@ -92,8 +92,9 @@ def secret_cases(number: str, count: int) -> list[dict]:
     return part2.random_cases(seed=secret_seed(number), count=count)
 
 
-OVERLAP = [overlap_case([n * MIB_F32 for n in (6, 3, 9, 14, 2)], [[4, 3], [2, 1, 0]], [4, 3, 2, 1, 0]),
-           overlap_case([n * MIB_F32 for n in (6, 3, 9, 14, 2)], [[0, 1, 2], [3, 4]], [4, 3, 2, 1, 0]),
+OVERLAP_SIZES = [n * MIB_F32 for n in (6, 3, 9, 14, 2)]
+OVERLAP = [overlap_case(OVERLAP_SIZES, [[4, 3], [2, 1, 0]], [4, 3, 2, 1, 0]),
+           overlap_case(OVERLAP_SIZES, [[0, 1, 2], [3, 4]], [4, 3, 2, 1, 0]),
            overlap_case([3, 3, 3, 3, 3], [[4], [3], [2], [1], [0]], [1, 4, 3, 2, 0]),
            overlap_case([4, 0, 2], [[2], [1, 0]], [0, 2, 1], ["float16", "float32", "float64"])]
 OVERLAP_RANDOM = part2.random_overlap_cases(seed=secret_seed("2.6"), count=200)

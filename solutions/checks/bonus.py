@@ -7,6 +7,7 @@ import random
 from checks import part5
 from checks.check import ANSWER, NONE, Check, Outcome, Run, fail, train
 from checks.compare import outcome_text, same_training, side_by_side
+from checks.part2 import random_buckets
 from checks.part3 import EDGES, SUBGROUPS, bucket_records, groups_text, launch_problem, on_process_groups
 from checks.part5 import call, companion, made_up_model, timeline_run
 
@@ -213,7 +214,7 @@ def group_cases(seed: int, count: int) -> list[dict]:
     for _ in range(count):
         n, ranks = rng.randint(1, 10), rng.randint(1, 4)
         ready = [[round(rng.uniform(0, 10), rng.choice([0, 3])) for _ in range(n)] for _ in range(ranks)]
-        buckets = part5.random_buckets(rng, n)
+        buckets = random_buckets(rng, n)
         cases.append(call("group_step", ready, buckets, [round(rng.uniform(0.1, 3), 3) for _ in buckets],
                           rng.random() < 0.7))
         cases.append(call("group_order", ready))

@@ -10,7 +10,7 @@ from __future__ import annotations
 import random
 
 from checks.check import NONE, Check, Outcome, Run, fail
-from checks.compare import outcome_text, same_outcomes
+from checks.compare import in_index_order, mistakes_in_index_order, outcome_text, same_outcomes
 
 ELEMENT_BYTES = {"float64": 8, "float32": 4, "float16": 2, "bfloat16": 2, "uint8": 1}
 MIB_F32 = 262144  # float32 elements in one MiB
@@ -179,6 +179,16 @@ DTYPES = [case([2, 1, 2, 1], [16], ["float32", "float64", "float32", "float64"])
           case([3, 0, 2, 0], [8])]  # empty tensors are bucketed like any other (0 bytes)
 
 # -- overlap_bytes: what each bucket's all-reduce can overlap with ------------------------------------------------
+def random_buckets(rng: random.Random, n: int, order: list[int] | None = None) -> list[list[int]]:
+    """Tensors 0..n-1 in ``order`` (default: a random one), cut into non-empty buckets at random places (none for
+    n = 0): any partition, as ``overlap_bytes`` and Part 5's simulator take them."""
+    indices = list(order) if order is not None else list(range(n))
+    if order is None:
+        rng.shuffle(indices)
+    cuts = sorted(rng.sample(range(1, n), rng.randint(0, n - 1))) if n > 1 else []
+    return [indices[a:b] for a, b in zip([0, *cuts], [*cuts, n], strict=True)] if n else []
+
+
 def overlap_case(sizes: list[int], buckets: list[list[int]], ready_order: list[int],
                  dtypes: list[str] | None = None) -> dict:
     """Tensors of ``sizes`` elements (float32 unless ``dtypes``), any partition into ``buckets``, and the order
@@ -205,8 +215,7 @@ def random_overlap_cases(seed: int, count: int) -> list[dict]:
         elif shape == "any":
             rng.shuffle(ready)
         visit = list(range(n - 1, -1, -1)) if rng.random() < 0.6 else rng.sample(range(n), n)
-        cuts = sorted(rng.sample(range(1, n), rng.randint(0, n - 1))) if n > 1 else []
-        buckets = [visit[a:b] for a, b in zip([0, *cuts], [*cuts, n], strict=True)] if n else []
+        buckets = random_buckets(rng, n, visit)
         cases.append(overlap_case(sizes, buckets, ready, [rng.choice(kinds) for _ in range(n)]))
     return cases
 
@@ -267,23 +276,14 @@ def describe_overlap(c: dict) -> str:
 
 
 def compare_overlap(o: Outcome) -> None:
-    mistakes = {}
-    for text, results in o.mistakes.items():
-        cases = o.run.mistakes[text]["cases"]
-        mistakes[text] = [[_in_index_order(r, c["reorder"]) if "reorder" in c else r
-                           for c, r in zip(cases, results[0], strict=True)]]
+    mistakes = mistakes_in_index_order(o, _in_index_order)
     same_outcomes(Outcome(o.run, o.got, o.ref, mistakes), describe_overlap,
                   "(expected: the reference's answer) Handout §2.5: for each bucket, the bytes of the gradients "
                   "backward produces after DDP launches that bucket's all-reduce.")
 
 
 def _in_index_order(result: dict, order: list[int]) -> dict:
-    if not isinstance(result.get("value"), list):
-        return result
-    value = [None] * len(order)
-    for position, b in enumerate(order):
-        value[b] = result["value"][position]
-    return {"value": value}
+    return {"value": in_index_order(result["value"], order)} if isinstance(result.get("value"), list) else result
 
 
 EXERCISE3 = [n * MIB_F32 for n in (10, 2, 8, 20, 4)]

@@ -14,7 +14,8 @@ import math
 import random
 
 from checks.check import Check, Outcome, Run, fail
-from checks.compare import close, outcome_text, same_outcomes
+from checks.compare import close, in_index_order, mistakes_in_index_order, outcome_text, same_outcomes
+from checks.part2 import random_buckets
 
 RTOL = 1e-9
 
@@ -123,10 +124,7 @@ def _unpermute(result: dict, order: list[int]) -> dict:
         return result
     value = dict(result["value"])
     for key in ("comm_start", "comm_end", "bucket_ready", "buckets"):
-        lists = value[key]
-        value[key] = [None] * len(lists)
-        for position, b in enumerate(order):
-            value[key][b] = lists[position]
+        value[key] = in_index_order(value[key], order)
     return {"value": value}
 
 
@@ -160,10 +158,7 @@ def entry_size(entry) -> float:
 
 def compare_values(rule: str):
     def compare(o: Outcome) -> None:
-        mistakes = {}
-        for text, results in o.mistakes.items():
-            cases = o.run.mistakes[text]["cases"]
-            mistakes[text] = [[_unpermute(r, c["reorder"]) if "reorder" in c else r for c, r in zip(cases, results[0], strict=True)]]
+        mistakes = mistakes_in_index_order(o, _unpermute)
         same_outcomes(Outcome(o.run, o.got, o.ref, mistakes), describe, f"{rule} (relative tolerance {RTOL:g})",
                       rtol=RTOL, edge=zero_edge)
     return compare
@@ -187,14 +182,6 @@ def compare_simulator(rule: str):
                      "LAST gradient is, r_b = max of its tensors' ready times (handout §5)")
         values(o)
     return compare
-
-
-def random_buckets(rng: random.Random, n: int) -> list[list[int]]:
-    """Tensors 0..n-1 in a random order, cut into non-empty buckets at random places (none for n = 0)."""
-    indices = list(range(n))
-    rng.shuffle(indices)
-    cuts = sorted(rng.sample(range(1, n), rng.randint(0, n - 1))) if n > 1 else []
-    return [indices[a:b] for a, b in zip([0, *cuts], [*cuts, n], strict=True)] if n else []
 
 
 def simulator_cases(seed: int, count: int) -> list[dict]:

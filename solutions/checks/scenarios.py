@@ -693,6 +693,14 @@ def reverse_orders(counts: list[int]) -> list[dict]:
     return [outcome(lambda n=n: call(n)) for n in counts]
 
 
+def case_tensors(case: dict) -> list[torch.Tensor]:
+    """A Part 2 case's tensors: ``sizes`` elements of ``dtypes``, on the "meta" device (no memory) unless
+    ``devices`` says otherwise."""
+    devices = case.get("devices") or ["meta"] * len(case["sizes"])
+    return [torch.empty(n, dtype=getattr(torch, d), device=v)
+            for n, d, v in zip(case["sizes"], case["dtypes"], devices, strict=True)]
+
+
 def bucket_cases(cases: list[dict], reference: bool = False) -> list[dict]:
     """Each case: sizes (elements), dtypes, limits (bytes), optional order and devices ("meta" unless given: no
     memory; "cpu" beside it makes a second device). ``reference``: torch's answer."""
@@ -700,9 +708,7 @@ def bucket_cases(cases: list[dict], reference: bool = False) -> list[dict]:
 
     outcomes = []
     for case in cases:
-        devices = case.get("devices") or ["meta"] * len(case["sizes"])
-        tensors = [torch.empty(n, dtype=getattr(torch, d), device=v)
-                   for n, d, v in zip(case["sizes"], case["dtypes"], devices, strict=True)]
+        tensors = case_tensors(case)
         order = case.get("order") or list(range(len(tensors) - 1, -1, -1))
         if reference:
             outcomes.append(outcome(lambda t=tensors, o=order, c=case: dist._compute_bucket_assignment_by_size(
@@ -721,9 +727,7 @@ def overlap_cases(cases: list[dict]) -> list[dict]:
     from minddp import bucketing
 
     def call(case: dict):
-        tensors = [torch.empty(n, dtype=getattr(torch, d), device="meta")
-                   for n, d in zip(case["sizes"], case["dtypes"], strict=True)]
-        value = bucketing.overlap_bytes(tensors, [list(b) for b in case["buckets"]], list(case["ready_order"]))
+        value = bucketing.overlap_bytes(case_tensors(case), [list(b) for b in case["buckets"]], list(case["ready_order"]))
         return list(value) if isinstance(value, (list, tuple)) else repr(value)[:200]
 
     return [outcome(lambda c=c: call(c)) for c in cases]
